@@ -94,6 +94,23 @@ int runGenFleet(const GenFleetOptions& o) {
     if (!o.quiet) std::fprintf(stderr, "gen-fleet: %zu of %zu bound pods fit the fleet\n", placed, o.boundPods);
   }
 
+  {
+    // corpus.json pins the generator options: `loadgen --corpus DIR` rebuilds the same fleet and
+    // pods in memory from it instead of reading multi-megabyte bodies.
+    std::string manifest = "{";
+    manifest += "\"nodes\":" + std::to_string(o.nodes) + ",\"pods\":" + std::to_string(o.pods);
+    manifest += ",\"boundPods\":" + std::to_string(o.boundPods) + ",\"seed\":" + std::to_string(o.seed);
+    manifest += ",\"cpuOnlyFraction\":" + std::to_string(o.cpuOnlyFraction);
+    manifest += ",\"minNodeBytes\":" + std::to_string(o.minNodeBytes);
+    manifest += ",\"maxNodeBytes\":" + std::to_string(o.maxNodeBytes) + ",\"region\":";
+    appendJsonString(manifest, o.region);
+    manifest += ",\"zones\":" + std::to_string(o.zones) + ",\"fullModeNodes\":" + std::to_string(o.fullModeNodes);
+    manifest += "}\n";
+    auto path = dir / "corpus.json";
+    File f = openOut(path);
+    if (!f || std::fwrite(manifest.data(), 1, manifest.size(), f.get()) != manifest.size()) return 1;
+  }
+
   if (o.requests > 0 && o.pods > 0) {
     std::vector<std::string> names;
     names.reserve(fleet.size());

@@ -315,7 +315,7 @@ TEST(FleetGen, GenFleetCommandWritesTheCorpus) {
   std::vector<const char*> argv = {"fleetsched"};
   for (auto& a : args) argv.push_back(a.c_str());
   ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));
-  for (auto f : {"nodes.json", "pods.json", "bound-pods.json", "requests-nodenames.ndjson", "requests-full.ndjson"}) {
+  for (auto f : {"nodes.json", "pods.json", "corpus.json", "bound-pods.json", "requests-nodenames.ndjson", "requests-full.ndjson"}) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   }
   std::ifstream in(dir / "requests-full.ndjson");
