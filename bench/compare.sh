@@ -12,8 +12,9 @@
 #
 # Options: --small, --out DIR, --build DIR, --duration S, --warmup S, --connections N,
 #          --depth N, --rate PODS_PER_S (open loop instead of closed), --skip-build,
-#          --rt (run the load generator SCHED_FIFO via chrt, so on a shared, busy machine the
-#          harness itself is not what waits for a CPU; needs root),
+#          --rt (run servers and load generator SCHED_FIFO via chrt: on a shared, busy machine
+#          this removes most of the scheduling noise; needs root; opt-in, as it starves other
+#          work on those cores for the run),
 #          --ceiling (also run fleetsched-null-extender: what the harness itself can drive)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -52,12 +53,12 @@ if [ "$(nproc)" -lt 2 ]; then
   echo "compare: needs 2 CPUs to pin server and load generator apart; running unpinned" >&2
   server_cpu="" loadgen_cpu=""
 fi
-# Servers run at normal priority: under SCHED_FIFO the Go runtime's own threads starve each
-# other on one core, which would handicap the peer. Only the load generator gets --rt.
+# --rt: SCHED_FIFO for the server and the load generator, each on its core, so neither queues
+# behind other work on a shared machine (the kernel's RT throttling still leaves 5 % to others).
 rt_prefix=()
 [ "$rt" = 1 ] && rt_prefix=(chrt -f 10)
-server_prefix=()
-[ -n "$server_cpu" ] && server_prefix=(taskset -c "$server_cpu")
+server_prefix=("${rt_prefix[@]}")
+[ -n "$server_cpu" ] && server_prefix+=(taskset -c "$server_cpu")
 
 # --- build -------------------------------------------------------------------------------------
 if [ "$skip_build" = 0 ]; then
@@ -159,7 +160,7 @@ def tput(label):
     return r["podsPerSecond"] if r else float("nan")
 loop = (f"latency: open loop {rate} pods/s" if float(rate) > 0 else "latency: 1 connection") + \
     f"; throughput: {conns} conn x depth {depth}"
-sched = ", load generator SCHED_FIFO" if rt == "1" else ""
+sched = ", both SCHED_FIFO" if rt == "1" else ""
 print(f"fleetsched vs Go seed peer ({loop}; server on core 0, load generator on core 1{sched})")
 def row(r):
     v = r["verbs"]

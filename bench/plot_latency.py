@@ -42,7 +42,7 @@ def main():
         ax.set_yscale("log")
         fmt = matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}")
         ax.yaxis.set_major_formatter(fmt)
-        ax.yaxis.set_minor_formatter(fmt)
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xticks([0, 1, 2, 3, 4], ["p0", "p90", "p99", "p99.9", "p99.99"])
         ax.set_xlabel("percentile")
         ax.set_ylabel("latency (µs)")
