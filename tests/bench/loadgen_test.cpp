@@ -24,7 +24,8 @@ namespace {
 // request path sequence per connection and checking each body is JSON with a Pod.
 class TestServer {
  public:
-  explicit TestServer(int failStatus = 0) : failStatus_(failStatus) {
+  // closeAfter > 0: drop each connection after that many requests, unanswered.
+  explicit TestServer(int failStatus = 0, int closeAfter = 0) : failStatus_(failStatus), closeAfter_(closeAfter) {
     listenFd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -54,6 +55,8 @@ class TestServer {
     int fd;
     size_t index;
     std::string url, body;
+    int served = 0;
+    bool dropped = false;
   };
 
   void acceptLoop() {
@@ -97,11 +100,16 @@ class TestServer {
       ssize_t n = ::read(fd, buf, sizeof buf);
       if (n <= 0) break;
       if (llhttp_execute(&parser, buf, static_cast<size_t>(n)) != HPE_OK) break;
+      if (conn.dropped) break;
     }
     ::close(fd);
   }
 
   void onRequest(Conn& c) {
+    if (closeAfter_ && ++c.served > closeAfter_) {
+      c.dropped = true;
+      return;
+    }
     simdjson::dom::parser parser;
     simdjson::dom::element doc, pod;
     if (parser.parse(c.body).get(doc) != simdjson::SUCCESS || doc["Pod"].get(pod) != simdjson::SUCCESS) ++badBodies;
@@ -121,6 +129,7 @@ class TestServer {
   }
 
   int failStatus_;
+  int closeAfter_;
   int listenFd_ = -1;
   uint16_t port_ = 0;
   std::thread acceptor_;
@@ -198,6 +207,19 @@ TEST(Loadgen, ErrorRepliesAreCountedNotMeasured) {
   EXPECT_EQ(r.pods, 0u);
   EXPECT_EQ(r.filter.errors, 0u);
   EXPECT_EQ(runLoadgen(o), 3);
+}
+
+TEST(Loadgen, DroppedConnectionsAreCountedAndReconnected) {
+  TestServer server(0, /*closeAfter=*/7);
+  LoadgenOptions o = smallRun(server.target());
+  o.duration = 0.6;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.reconnects, 0u);
+  EXPECT_GT(r.filter.errors + r.prioritize.errors, 0u);
+  EXPECT_GT(r.pods, 3u);  // work went on over the new connections
+  std::lock_guard lock(server.mu);
+  EXPECT_GT(server.paths.size(), 1u);
 }
 
 TEST(Loadgen, NoServerIsAFailedRun) {
