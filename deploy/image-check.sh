@@ -6,13 +6,14 @@
 #
 #   sudo deploy/image-check.sh [WORKDIR]      (default WORKDIR: /tmp/fleetsched-image-check)
 #
-# Needs root, debootstrap and git on the host, and Debian's package mirror (FLEETSCHED_DEBIAN_MIRROR).
+# Needs root, debootstrap and git on the host, and a Debian package mirror (debootstrap's default, or
+# FLEETSCHED_DEBIAN_MIRROR).
 # The chroots are kept in WORKDIR and reused; delete it to start from scratch.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/fleetsched-image-check}
-mirror=${FLEETSCHED_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${FLEETSCHED_DEBIAN_MIRROR:-}  # empty: debootstrap's default mirror
 release=bookworm
 build_root=$work/build-root
 runtime_root=$work/runtime-root
@@ -31,7 +32,7 @@ makeRoot() {
   local root=$1
   if [ ! -x "$root/usr/bin/apt-get" ]; then
     echo "image-check: debootstrap $release into $root" >&2
-    debootstrap --variant=minbase "$release" "$root" "$mirror" >"$work/debootstrap-$(basename "$root").log"
+    debootstrap --variant=minbase "$release" "$root" ${mirror:+"$mirror"} >"$work/debootstrap-$(basename "$root").log"
   fi
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
@@ -63,8 +64,8 @@ chroot "$runtime_root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     $(sed -e "s/#.*//" /tmp/runtime-packages.txt) >/dev/null
-  getent group fleetsched >/dev/null || groupadd --system --gid 65532 fleetsched
-  getent passwd fleetsched >/dev/null || useradd --system --uid 65532 --gid 65532 --no-create-home \
+  getent group fleetsched >/dev/null || groupadd --gid 65532 fleetsched
+  getent passwd fleetsched >/dev/null || useradd --no-log-init --uid 65532 --gid 65532 --no-create-home \
     --home-dir /nonexistent --shell /usr/sbin/nologin fleetsched'
 install -m 0755 "$build_root/src/build/cmd/fleetsched/fleetsched" "$runtime_root/usr/local/bin/fleetsched"
 
