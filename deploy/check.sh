@@ -9,6 +9,8 @@
 #                                          DIR/chart-standalone.yaml
 #   deploy/check.sh --server-dry-run       also `kubectl apply --dry-run=server` deploy/kubernetes/*.yaml
 #                                          and both rendered shapes against kubectl's current context
+#   deploy/check.sh -f my-values.yaml      also lint, render and check the chart with these values
+#                                          (repeatable, as with helm; DIR/chart-values.yaml)
 #   deploy/check.sh --print-helm           build helm if needed and print its path
 #
 # Environment: HELM (use this helm binary), FLEETSCHED_HELM_VERSION (default v3.22.0),
@@ -24,13 +26,15 @@ kubectl=${KUBECTL:-kubectl}
 render_dir=""
 server_dry_run=0
 print_helm=0
+values=()
 
 while [ $# -gt 0 ]; do
   case $1 in
     --render-dir) render_dir=$2; shift 2 ;;
     --server-dry-run) server_dry_run=1; shift ;;
     --print-helm) print_helm=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -f|--values) values+=(-f "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -76,6 +80,14 @@ done
 "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
   --set serviceMonitor.enabled=true --set mode=standalone --set replicaCount=2 \
   --set server.urlPrefix=/scheduler --set extender.verbs.bind= >"$out/chart-options.yaml"
+rendered=("$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-options.yaml")
+if [ ${#values[@]} -gt 0 ]; then
+  echo "check.sh: helm lint --strict, helm template (${values[*]})"
+  "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${values[@]}" >/dev/null
+  "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+    "${values[@]}" >"$out/chart-values.yaml"
+  rendered+=("$out/chart-values.yaml")
+fi
 
 if ! python3 -c 'import yaml' 2>/dev/null; then
   echo "check.sh: python3-yaml is missing (apt-get install python3-yaml)" >&2
@@ -86,7 +98,7 @@ python3 "$deploy/lint_manifests.py" \
   --dashboard "$deploy/grafana/fleetsched.json" \
   --metric-sources "$deploy/../engine" "$deploy/../cache" \
   "$deploy"/kubernetes/*.yaml "$deploy"/kubernetes/optional/*.yaml \
-  "$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-options.yaml"
+  "${rendered[@]}"
 
 if [ $server_dry_run = 1 ]; then
   for f in "$deploy"/kubernetes/*.yaml "$out/chart-sidecar.yaml" "$out/chart-standalone.yaml"; do
