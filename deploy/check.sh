@@ -13,6 +13,10 @@
 #                                          (repeatable, as with helm; DIR/chart-values.yaml)
 #   deploy/check.sh --print-helm           build helm if needed and print its path
 #
+# When a kube-scheduler binary is at hand (KUBE_SCHEDULER, or the one tests/e2e/build-components.sh
+# caches), every embedded KubeSchedulerConfiguration is also loaded and validated by it
+# (--write-config-to: it parses strictly, validates, builds the profiles and exits; nothing connects).
+#
 # Environment: HELM (use this helm binary), FLEETSCHED_HELM_VERSION (default v3.22.0),
 # FLEETSCHED_KUBE_VERSION (Kubernetes version to render and lint for; default 1.36.3),
 # KUBECTL (default kubectl), FLEETSCHED_NAMESPACE (release namespace; default kube-system).
@@ -94,11 +98,29 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
   exit 1
 fi
 echo "check.sh: lint_manifests.py"
-python3 "$deploy/lint_manifests.py" \
+rm -rf "$out/scheduler-configs"
+python3 "$deploy/lint_manifests.py" --write-scheduler-configs "$out/scheduler-configs" \
   --dashboard "$deploy/grafana/fleetsched.json" \
-  --metric-sources "$deploy/../engine" "$deploy/../cache" \
+  --metric-sources "$deploy/../engine" --metric-sources "$deploy/../cache" \
   "$deploy"/kubernetes/*.yaml "$deploy"/kubernetes/optional/*.yaml \
   "${rendered[@]}"
+
+cache=${FLEETSCHED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetsched}
+kube_scheduler=${KUBE_SCHEDULER:-$(ls -1 "$cache"/k8s-v*/bin/kube-scheduler 2>/dev/null | sort -V | tail -n 1)}
+if [ -n "$kube_scheduler" ] && [ -x "$kube_scheduler" ]; then
+  echo "check.sh: $("$kube_scheduler" --version) loads every KubeSchedulerConfiguration"
+  for f in "$out"/scheduler-configs/*.yaml; do
+    if ! timeout 60 "$kube_scheduler" --config="$f" --master=http://127.0.0.1:1 \
+        --write-config-to="${f%.yaml}.effective" >"${f%.yaml}.log" 2>&1; then
+      echo "check.sh: kube-scheduler rejects ${f##*/}:" >&2
+      grep -E '^E|error' "${f%.yaml}.log" >&2 || tail -n 5 "${f%.yaml}.log" >&2
+      exit 1
+    fi
+  done
+else
+  echo "check.sh: no kube-scheduler binary (KUBE_SCHEDULER; tests/e2e/build-components.sh builds one):" \
+    "skipping its config validation"
+fi
 
 if [ $server_dry_run = 1 ]; then
   for f in "$deploy"/kubernetes/*.yaml "$out/chart-sidecar.yaml" "$out/chart-standalone.yaml"; do

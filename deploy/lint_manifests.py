@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Offline checks of fleetsched's deployment files: the promises the manifests make to users.
 
-Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR ...] MANIFEST.yaml ...
+Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR]... [--write-scheduler-configs DIR]
+                         MANIFEST.yaml ...
 
 Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
@@ -14,6 +15,8 @@ Each manifest may hold several documents. Checked without a cluster:
   - FleetschedConfiguration inside ConfigMaps: shape of profiles and plugins;
   - the Grafana dashboard: valid JSON, unique panel ids, only known fleetsched_ metric names, every
     known metric shown; with --metric-sources, a warning for names the sources do not mention.
+With --write-scheduler-configs, each embedded KubeSchedulerConfiguration is also written to DIR (one
+file each) so that a real kube-scheduler can load and validate it (check.sh does).
 Exit status 1 on any error.
 """
 import argparse
@@ -169,6 +172,7 @@ def checkManifest(path, context):
                     continue
                 if embedded.get("kind") == "KubeSchedulerConfiguration":
                     checkSchedulerConfig(f"{where} {key}", embedded, context)
+                    context["schedulerConfigs"].append(text)
                 elif embedded.get("kind") == "FleetschedConfiguration":
                     checkProfile(f"{where} {key}", embedded)
         elif kind == "Pod":
@@ -220,12 +224,13 @@ def checkDashboard(path, sources):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dashboard")
-    ap.add_argument("--metric-sources", nargs="*", default=[])
+    ap.add_argument("--metric-sources", action="append", default=[], metavar="DIR")
+    ap.add_argument("--write-scheduler-configs")
     ap.add_argument("manifests", nargs="*")
     args = ap.parse_args()
     for path in args.manifests:
         context = {"listenPorts": [], "extenderURLs": [], "schedulerNames": set(),
-                   "podSchedulers": [], "sidecar": False}
+                   "podSchedulers": [], "sidecar": False, "schedulerConfigs": []}
         try:
             checkManifest(path, context)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as e:
@@ -239,6 +244,12 @@ def main():
                 if port not in context["listenPorts"]:
                     error(where, f"extender port {port} is not fleetsched's listen port "
                                  f"{context['listenPorts']}")
+        if args.write_scheduler_configs:
+            os.makedirs(args.write_scheduler_configs, exist_ok=True)
+            for i, text in enumerate(context["schedulerConfigs"]):
+                stem = os.path.splitext(os.path.basename(path))[0]
+                with open(os.path.join(args.write_scheduler_configs, f"{stem}-{i}.yaml"), "w") as f:
+                    f.write(text)
         for where, scheduler in context["podSchedulers"]:
             if context["schedulerNames"] and scheduler not in context["schedulerNames"]:
                 error(where, f"schedulerName {scheduler} not served here ({context['schedulerNames']})")
