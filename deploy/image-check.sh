@@ -92,4 +92,17 @@ if [ -n "$unlisted" ]; then
   echo "image-check: FAIL: linked but not in runtime-packages.txt: $(echo $unlisted)" >&2
   exit 1
 fi
+# Forward-looking: the runtime package behind each shared library that a -dev package from
+# bootstrap.sh offers (test and benchmark libraries aside). The binary may link any of them once the
+# code uses it; unlisted ones are reported.
+while read -r dev; do
+  for so in $(chroot "$build_root" dpkg -L "$dev" 2>/dev/null | grep -E '/lib[^/]*\.so$'); do
+    target=$(chroot "$build_root" readlink -f "$so")
+    pkg=$(chroot "$build_root" dpkg -S "$target" 2>/dev/null | cut -d: -f1)
+    if [ -n "$pkg" ] && ! grep -qx "$pkg" <(echo "$listed"); then
+      echo "image-check: note: $dev offers ${target##*/} ($pkg), not in runtime-packages.txt"
+    fi
+  done
+done < <(sed -n '/^packages=(/,/^)/p' "$repo/scripts/bootstrap.sh" | tr -s ' ' '\n' |
+          grep -E '^lib.*-dev$' | grep -v -x -e libgtest-dev -e libgmock-dev -e libbenchmark-dev)
 echo "image-check: OK (commit $commit)"
