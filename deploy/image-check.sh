@@ -51,7 +51,7 @@ git -C "$build_root/src" checkout --quiet "$commit"
 echo "image-check: build stage, commit $commit" >&2
 # Same commands, same order as the Dockerfile's build stage.
 chroot "$build_root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -euc '
-  /src/scripts/bootstrap.sh
+  bash /src/scripts/bootstrap.sh
   cd /src
   meson setup build --buildtype=release >/dev/null
   ninja -C build cmd/fleetsched/fleetsched >/dev/null
