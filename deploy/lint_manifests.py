@@ -216,7 +216,10 @@ def checkDashboard(path, sources):
         if "fleetsched_" in text:
             for name in sorted(used):
                 base = re.sub(r"_(bucket|sum|count)$", "", name)
-                if base not in text and base.replace("fleetsched_", "") not in text:
+                # Registered as a quoted string, with or without the prefix (exact, so that
+                # "http_requests_total" does not vouch for "requests_total").
+                short = base.replace("fleetsched_", "", 1)
+                if f'"{base}"' not in text and f'"{short}"' not in text:
                     print(f"lint_manifests: warning: {name} not found in {', '.join(sources)}",
                           file=sys.stderr)
 
