@@ -48,6 +48,19 @@ rm -rf "$build_root/src"
 git clone --quiet --no-checkout "$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir)" \
   "$build_root/src"
 git -C "$build_root/src" checkout --quiet "$commit"
+# Docker sends only what .dockerignore lets through; drop the same paths so that a build which
+# needs an ignored file fails here too.
+(
+  cd "$build_root/src"
+  shopt -s globstar nullglob dotglob
+  while read -r pattern; do
+    pattern=${pattern%%#*}
+    pattern=${pattern%/}
+    pattern=$(echo "$pattern" | xargs)
+    [ -n "$pattern" ] || continue
+    for path in $pattern; do rm -rf -- "$path"; done
+  done < "$repo/.dockerignore"
+)
 echo "image-check: build stage, commit $commit" >&2
 # Same commands, same order as the Dockerfile's build stage.
 chroot "$build_root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -euc '
