@@ -34,15 +34,15 @@ bool buildProfile(const YAML::Node& p, std::string& name, std::vector<Profile>& 
     error = "want a map with name and plugins";
     return false;
   }
-  if (auto k = unknownKey(p, {"name", "plugins", "pluginConfig"}); !k.empty()) {
-    error = "unknown key \"" + k + "\" (known: name, plugins, pluginConfig)";
-    return false;
-  }
   if (!p["name"] || !p["name"].IsScalar() || p["name"].Scalar().empty()) {
     error = "name: want a non-empty string";
     return false;
   }
   name = p["name"].Scalar();
+  if (auto k = unknownKey(p, {"name", "plugins", "pluginConfig"}); !k.empty()) {
+    error = "unknown key \"" + k + "\" (known: name, plugins, pluginConfig)";
+    return false;
+  }
   const YAML::Node plugins = p["plugins"];
   if (!plugins || !plugins.IsSequence() || plugins.size() == 0) {
     error = "plugins: want a non-empty list of {name, weight}";
