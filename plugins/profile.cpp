@@ -113,7 +113,7 @@ void Profile::extenderScores(CycleState& state, const ClusterState& cluster, Nod
 bool Profile::selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const {
   out = GpuAssignment{};
   const PodInfo& pod = state.pod;
-  if (!pod.wantsGpu() || pod.gpuResource != gpuResources_.primary()) return true;
+  if (!pod.wantsGpu() || pod.gpuResource != gpuResources_.primary() || node.gpuCount == 0) return true;
   for (size_t p = 0; p < plugins_.size(); ++p) {
     if (plugins_[p].plugin->selectGpus(state, static_cast<int>(p), node, out)) return out.count > 0;
   }

@@ -86,8 +86,9 @@ class Profile {
 
   // The GPUs `node` gives the pod of the current cycle: the first plugin that chooses wins,
   // else best fit. Returns false when the node cannot hold the pod's GPUs. Pods without GPU
-  // demand, or whose GPU resource has no per-GPU accounting (not the primary resource), get an
-  // empty assignment (the device plugin chooses) and true.
+  // demand, or whose GPU resource has no per-GPU accounting (not the primary resource, or a
+  // node without the per-GPU ledger), get an empty assignment (the device plugin chooses) and
+  // true; Filter has already checked the count.
   bool selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const;
 
  private:

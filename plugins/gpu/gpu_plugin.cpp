@@ -130,7 +130,10 @@ class GpuPlugin final : public Plugin {
       const NodeInfo& n = *nodes[i];
       int64_t total;
       const ScalarResource* sc = nullptr;
-      if (c.perGpu) {
+      // Per-GPU accounting when the node has it; otherwise the resource count (a node builder
+      // that fills only the scalar, or a non-primary resource such as a MIG profile).
+      const bool perGpu = c.perGpu && n.gpuCount > 0;
+      if (perGpu) {
         total = n.gpuCount;
       } else {
         sc = n.scalar(pod.gpuResource);
@@ -156,7 +159,7 @@ class GpuPlugin final : public Plugin {
         continue;
       }
       int64_t free;
-      if (c.perGpu) {
+      if (perGpu) {
         free = 0;
         for (int g = 0; g < n.gpuCount; ++g) free += (kMilliPerGpu - n.gpuUsedMilli[g]) >= milli;
       } else {
@@ -189,7 +192,7 @@ class GpuPlugin final : public Plugin {
       const NodeInfo& n = *nodes[i];
       const int64_t mem = maxMem > 0 ? int64_t{n.gpuMemoryMiB} * kMaxNodeScore / maxMem : 0;
       int64_t used, cap;
-      if (c.perGpu) {
+      if (c.perGpu && n.gpuCount > 0) {
         used = 0;
         for (int g = 0; g < n.gpuCount; ++g) used += n.gpuUsedMilli[g];
         cap = int64_t{n.gpuCount} * kMilliPerGpu;

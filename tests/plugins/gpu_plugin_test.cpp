@@ -91,6 +91,11 @@ INSTANTIATE_TEST_SUITE_P(
                    PodBuilder().request("nvidia.com/mig-1g.5gb", 1).build(),
                    NodeBuilder().gpus(8).scalar("nvidia.com/mig-3g.20gb", 2, 0).build(),
                    Code::UnschedulableAndUnresolvable, "node has no nvidia.com/mig-1g.5gb (Node does not have GPU)"},
+        FilterCase{"count only, no per-gpu ledger", "", PodBuilder().gpu(4).build(),
+                   NodeBuilder().scalar("nvidia.com/gpu", 8, 6).build(), Code::Unschedulable,
+                   "2 of 8 nvidia.com/gpu free, pod needs 4"},
+        FilterCase{"count only, enough", "", PodBuilder().gpu(2).build(),
+                   NodeBuilder().scalar("nvidia.com/gpu", 8, 6).build(), Code::Success, ""},
         FilterCase{"resource not configured is not a gpu", "", PodBuilder().request("nvidia.com/mig-1g.5gb", 1).build(),
                    NodeBuilder().build(), Code::Success, ""}));
 
