@@ -133,6 +133,33 @@ TEST(Profile, TotalsAreTheWeightedSumOfPluginScores) {
   EXPECT_EQ(wire, (std::vector<int32_t>{10, 0, 5}));
 }
 
+// Doubles its raw scores in NormalizeScore; the pipeline must weigh the normalized values.
+class Doubling final : public Plugin {
+ public:
+  std::string_view name() const override { return "Doubling"; }
+  bool scores() const override { return true; }
+  void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = static_cast<int32_t>(10 * i);
+  }
+  void normalizeScore(const CycleState&, int, std::span<int32_t> scores) const override {
+    for (auto& s : scores) s *= 2;
+  }
+};
+
+TEST(Profile, WeightsApplyToNormalizedScores) {
+  std::vector<Profile::Entry> e;
+  e.push_back({std::make_unique<Doubling>(), 3});
+  Profile profile("p", {}, std::move(e));
+  Nodes nodes = named({"a", "b", "c"});
+  const auto pod = PodBuilder().build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
+  const auto t = profile.scoreTotals(state, cluster, nodes.span(), scratch);
+  EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{0, 60, 120}));
+}
+
 TEST(Profile, ExtenderScoresKeepOrderRangeAndATopThatOnlyTheBestReach) {
   const std::vector<int64_t> totals{0, 1799, 1800, 900, 1795, 1800, 17};
   std::vector<int32_t> out(totals.size());
