@@ -56,7 +56,11 @@ struct Fleet {
   std::vector<const NodeInfo*> ptrs;
 };
 
-codec::Pod twoGpuPod() {
+enum PodKind { kTwoGpus, kSharedGpu, kTwoGpusModels };
+
+// kTwoGpus: a 2-GPU training pod; kSharedGpu: a quarter of one GPU; kTwoGpusModels: 2 GPUs of
+// two allowed models (fleetsched.io/gpu-models), which exercises the model check.
+codec::Pod makePod(PodKind kind) {
   static const codec::OwnerReference owner{"batch/v1", "Job", "train", "uid", true};
   codec::Pod pod;
   pod.name = "p";
@@ -64,7 +68,9 @@ codec::Pod twoGpuPod() {
   pod.ownerReferences.push_back(owner);
   pod.requests.milliCpu = 8000;
   pod.requests.memory = int64_t{64} << 30;
-  pod.requests.scalar.push_back({"nvidia.com/gpu", 2});
+  pod.requests.scalar.push_back({"nvidia.com/gpu", kind == kSharedGpu ? 1 : 2});
+  if (kind == kSharedGpu) pod.annotations.push_back({"fleetsched.io/gpu-milli", "250"});
+  if (kind == kTwoGpusModels) pod.annotations.push_back({"fleetsched.io/gpu-models", "NVIDIA-A100-SXM4-80GB|V100M32"});
   return pod;
 }
 
@@ -74,7 +80,7 @@ void BM_DefaultProfileFilterScore(benchmark::State& st) {
   const Config config = defaultConfig();
   const Profile& profile = config.profiles()[0];
   const BenchCluster cluster;
-  const codec::Pod pod = twoGpuPod();
+  const codec::Pod pod = makePod(static_cast<PodKind>(st.range(1)));
   CycleState state;
   ProfileScratch scratch;
   std::vector<Status> verdicts(n);
@@ -103,7 +109,13 @@ void BM_DefaultProfileFilterScore(benchmark::State& st) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
                                                      benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_DefaultProfileFilterScore)->Arg(5000)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DefaultProfileFilterScore)
+    ->ArgNames({"nodes", "pod"})
+    ->Args({5000, kTwoGpus})
+    ->Args({1000, kTwoGpus})
+    ->Args({5000, kSharedGpu})
+    ->Args({5000, kTwoGpusModels})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace fleetsched::plugins
