@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <csignal>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -726,6 +727,8 @@ struct Server::Impl {
   // ---- listen / close ----
 
   int listen() {
+    // libuv writes with write(2); a peer that vanished must cost an EPIPE, not the process.
+    std::signal(SIGPIPE, SIG_IGN);
     sockaddr_storage addr{};
     std::string host = config.host;
     if (host == "localhost") host = "127.0.0.1";

@@ -72,7 +72,8 @@ class Server {
 
   // Serves GET path (exact; a subtree when it ends in '/'). Call before listen().
   void addGet(std::string path, GetHandler fn);
-  // Binds and listens. Returns 0 or a negative libuv error code (see uv_strerror).
+  // Binds and listens (and ignores SIGPIPE process-wide). Returns 0 or a negative libuv error
+  // code (see uv_strerror).
   int listen();
   // The bound port (useful with port 0); 0 before listen().
   uint16_t port() const;

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
+#include <vector>
 
 namespace fleetsched::engine {
 namespace {
@@ -192,6 +194,34 @@ TEST(RequestParser, ResetForgetsAPartialRequest) {
   std::string req = post("/bind", "x");
   EXPECT_EQ(p.feed(req.data(), req.size()).status, Status::kComplete);
   EXPECT_EQ(p.target(), "/bind");
+}
+
+// Property: however a pipelined stream is cut into reads, the same requests come out.
+TEST(RequestParser, AnySplitOfAPipelinedStreamYieldsTheSameRequests) {
+  std::string stream = post("/filter", R"({"Pod":{"metadata":{"name":"a"}}})") + "GET /healthz HTTP/1.1\r\n\r\n" +
+                       "POST /bind HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbind\r\n0\r\n\r\n" +
+                       post("/prioritize", "");
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"/filter", R"({"Pod":{"metadata":{"name":"a"}}})"}, {"/healthz", ""}, {"/bind", "bind"}, {"/prioritize", ""}};
+  std::mt19937 rng(42);
+  for (int round = 0; round < 500; ++round) {
+    RequestParser p;
+    std::vector<std::pair<std::string, std::string>> got;
+    size_t off = 0;
+    while (off < stream.size()) {
+      size_t len = std::min<size_t>(stream.size() - off, 1 + rng() % 40);
+      const char* data = stream.data() + off;
+      off += len;
+      while (len > 0) {
+        auto r = p.feed(data, len);
+        ASSERT_NE(r.status, Status::kError) << "round " << round;
+        data += r.consumed;
+        len -= r.consumed;
+        if (r.status == Status::kComplete) got.emplace_back(std::string(p.target()), std::string(p.body().view()));
+      }
+    }
+    ASSERT_EQ(got, want) << "round " << round;
+  }
 }
 
 }  // namespace

@@ -603,5 +603,18 @@ TEST_F(ServerTest, LargeResponseToASlowReaderIsWrittenCompletely) {
   EXPECT_EQ(c.next().status, 200);
 }
 
+TEST_F(ServerTest, ClientGoneMidResponse) {
+  start();
+  {
+    Client c(port_);
+    c.send(post("/filter", std::string(16u << 20, 'r')));
+    // Wait for the first bytes of the 16 MiB answer, then vanish with the rest unread (the
+    // kernel resets the connection).
+    ASSERT_TRUE(c.readable(3000));
+  }
+  EXPECT_TRUE(eventually([&] { return errors("write_failed") == 1; }));
+  EXPECT_TRUE(eventually([&] { return metric("fleetsched_http_connections") == 1; }));
+}
+
 }  // namespace
 }  // namespace fleetsched::engine
