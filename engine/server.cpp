@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <atomic>
 #include <csignal>
 #include <charconv>
 #include <cstdio>
@@ -170,7 +171,7 @@ struct Server::Impl {
   bool idleActive = false;
 
   Connection* conns = nullptr;  // intrusive list of every connection
-  uint32_t active = 0;          // connections counted against maxConnections
+  std::atomic<uint32_t> active{0};  // counted against maxConnections; read from any thread
   uint32_t total = 0;           // including rejected ones
   std::vector<Connection*> dirty;
   std::vector<Connection*> flushing;
@@ -258,7 +259,7 @@ struct Server::Impl {
       return;
     }
     ++active;
-    open->set(active);
+    open->set(active.load(std::memory_order_relaxed));
     updateReading(c);
     rearm(c);
   }
@@ -268,7 +269,7 @@ struct Server::Impl {
     c->state = ConnState::kClosing;
     if (!c->rejected) {
       --active;
-      open->set(active);
+      open->set(active.load(std::memory_order_relaxed));
     }
     uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), &Impl::onConnClosed);
     uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), &Impl::onConnClosed);
@@ -805,6 +806,6 @@ void Server::addGet(std::string path, GetHandler fn) {
 int Server::listen() { return impl_->listen(); }
 uint16_t Server::port() const { return impl_->port(); }
 void Server::close() { impl_->close(); }
-size_t Server::connections() const { return impl_->active; }
+size_t Server::connections() const { return impl_->active.load(std::memory_order_relaxed); }
 
 }  // namespace fleetsched::engine

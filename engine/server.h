@@ -79,7 +79,7 @@ class Server {
   uint16_t port() const;
   // Stops accepting and closes every connection; the loop ends once nothing else is active.
   void close();
-  // Open client connections (rejected ones excluded).
+  // Open client connections (rejected ones excluded). Safe to call from any thread.
   size_t connections() const;
 
   struct Impl;

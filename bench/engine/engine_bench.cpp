@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/metrics.h"
 #include "engine/request_parser.h"
@@ -126,6 +127,30 @@ void BM_CounterInc(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_CounterInc);
+
+// Cost of re-arming one connection's uv_timer_t among n armed ones (libuv keeps a binary heap):
+// the price a request pays when its header deadline is earlier than the armed one.
+void BM_TimerRearm(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  std::vector<uv_timer_t> timers(n);
+  auto noop = [](uv_timer_t*) {};
+  for (size_t i = 0; i < n; ++i) {
+    uv_timer_init(&loop, &timers[i]);
+    uv_timer_start(&timers[i], noop, 60'000 + i % 1000, 0);
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    uv_timer_start(&timers[i], noop, 10'000 + (i & 1023), 0);
+    if (++i == n) i = 0;
+  }
+  for (auto& t : timers) uv_close(reinterpret_cast<uv_handle_t*>(&t), nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TimerRearm)->Arg(100)->Arg(4096)->Arg(65536);
 
 // --- loopback: client thread pipelines `depth` small filter requests, the reactor echoes ---
 

@@ -163,7 +163,7 @@ TEST(RequestParser, MalformedInput) {
   for (std::string bad : {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
                           "POST /f HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
                           "POST /f HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                          "GET / HTTP/1.1\r\nBad Header\r\n\r\n"}) {
+                          "GET / HTTP/1.1\r\nBad Header\r\n\r\n", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"}) {
     RequestParser p;
     EXPECT_EQ(p.feed(bad.data(), bad.size()).status, Status::kError) << bad;
     EXPECT_EQ(p.error(), ParseError::kMalformed) << bad;

@@ -616,5 +616,60 @@ TEST_F(ServerTest, ClientGoneMidResponse) {
   EXPECT_TRUE(eventually([&] { return metric("fleetsched_http_connections") == 1; }));
 }
 
+// Every error kind is counted exactly once per occurrence, and only under its own name.
+TEST_F(ServerTest, MetricsCountEachErrorKindOnce) {
+  ServerConfig cfg;
+  cfg.maxConnections = 3;
+  cfg.maxHeaderBytes = 1024;
+  cfg.maxBodyBytes = 1000;
+  cfg.headerTimeoutMs = 100;
+  cfg.bodyTimeoutMs = 100;
+  cfg.idleTimeoutMs = 400;
+  start(cfg);
+  {
+    Client a(port_), b(port_), c(port_);
+    for (Client* x : {&a, &b, &c}) {
+      x->send(get("/healthz"));
+      ASSERT_EQ(x->next().status, 200);
+    }
+    Client extra(port_);
+    EXPECT_EQ(extra.next().status, 503);
+  }  // clients leave while idle: not an error
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 0; }));
+  {
+    Client big(port_), huge(port_), bad(port_);
+    big.send("GET / HTTP/1.1\r\nX: " + std::string(2000, 'x') + "\r\n\r\n");
+    huge.send("POST /filter HTTP/1.1\r\nContent-Length: 5000\r\n\r\n");
+    bad.send("GET / HTTP/1.1\r\nno colon\r\n\r\n");
+    EXPECT_EQ(big.next().status, 431);
+    EXPECT_EQ(huge.next().status, 413);
+    EXPECT_EQ(bad.next().status, 400);
+  }
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 0; }));
+  {
+    Client slowHead(port_), slowBody(port_), idle(port_);
+    slowHead.send("GET /heal");
+    slowBody.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n12");
+    idle.send(get("/nope") + post("/healthz", ""));
+    EXPECT_EQ(idle.next().status, 404);
+    EXPECT_EQ(idle.next().status, 405);
+    EXPECT_EQ(slowHead.next().status, 408);
+    EXPECT_EQ(slowBody.next().status, 408);
+    EXPECT_EQ(idle.next().status, 408);
+  }
+  {
+    Client quitter(port_);
+    quitter.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n12");
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(eventually([&] { return errors("client_disconnect") == 1; }));
+  for (std::string_view kind : {"bad_request", "header_too_large", "body_too_large", "header_timeout", "body_timeout",
+                                "idle_timeout", "too_many_connections", "not_found", "method_not_allowed",
+                                "client_disconnect"})
+    EXPECT_EQ(errors(kind), 1) << kind;
+  EXPECT_EQ(errors("write_failed"), 0);
+  EXPECT_EQ(errors("write_timeout"), 0);
+}
+
 }  // namespace
 }  // namespace fleetsched::engine
