@@ -224,5 +224,49 @@ TEST(RequestParser, AnySplitOfAPipelinedStreamYieldsTheSameRequests) {
   }
 }
 
+// A small in-tree fuzzer (run under ASan/UBSan by scripts/test.sh): mutated streams cut at
+// random points never overrun, never report more bytes than given, and errors are sticky.
+TEST(RequestParser, MutatedStreamsKeepTheInvariants) {
+  const std::string seed = post("/filter", R"({"Pod":{}})", "Expect: 100-continue\r\n") +
+                           "POST /bind HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbind\r\n0\r\n\r\n" +
+                           "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+  const char kAlphabet[] = "\r\n :;0123456789abcdefABCDEF-/\t\x00\x7f\xff";
+  std::mt19937 rng(7);
+  for (int round = 0; round < 3000; ++round) {
+    std::string s = seed;
+    for (int m = 0, n = 1 + static_cast<int>(rng() % 4); m < n; ++m) {
+      size_t at = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)]; break;
+        case 1: s.erase(at, 1 + rng() % 8); break;
+        default: s.insert(at, std::string(1 + rng() % 8, kAlphabet[rng() % (sizeof kAlphabet - 1)]));
+      }
+      if (s.empty()) s = "x";
+    }
+    RequestParser p({.maxHeaderBytes = 512, .maxBodyBytes = 64});
+    size_t off = 0;
+    bool failed = false;
+    while (off < s.size()) {
+      size_t len = std::min<size_t>(s.size() - off, 1 + rng() % 64);
+      auto r = p.feed(s.data() + off, len);
+      ASSERT_LE(r.consumed, len);
+      if (failed) {
+        ASSERT_EQ(r.status, Status::kError);
+      }
+      if (r.status == Status::kError) {
+        failed = true;
+        ASSERT_NE(p.error(), ParseError::kNone);
+        off += len;
+        continue;
+      }
+      if (r.status == Status::kComplete) {
+        ASSERT_LE(p.body().size(), 64u);
+      }
+      off += r.consumed;
+      if (r.consumed == 0 && r.status != Status::kComplete) FAIL() << "no progress in round " << round;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fleetsched::engine

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -614,6 +615,24 @@ TEST_F(ServerTest, ClientGoneMidResponse) {
   }
   EXPECT_TRUE(eventually([&] { return errors("write_failed") == 1; }));
   EXPECT_TRUE(eventually([&] { return metric("fleetsched_http_connections") == 1; }));
+}
+
+TEST_F(ServerTest, GarbageOnManyConnectionsLeavesTheServerHealthy) {
+  start();
+  std::mt19937 rng(3);
+  for (int i = 0; i < 20; ++i) {
+    Client c(port_);
+    std::string junk(64 + rng() % 4096, '\0');
+    for (char& ch : junk) ch = static_cast<char>(rng());
+    if (i % 2) junk = post("/filter", "{}").substr(0, rng() % 60) + junk;  // valid start, then noise
+    c.send(junk);
+    Response r = c.next();
+    EXPECT_TRUE(r.status == 400 || r.status == 431 || r.status == 413 || r.status == 404) << r.status;
+  }
+  Client ok(port_);
+  ok.send(post("/filter", "fine"));
+  EXPECT_EQ(ok.next().body, "filter:fine");
+  EXPECT_TRUE(eventually([&] { return server_->connections() == 1; }));
 }
 
 // Every error kind is counted exactly once per occurrence, and only under its own name.
