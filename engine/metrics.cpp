@@ -218,4 +218,42 @@ void Metrics::render(std::string& out) const {
   }
 }
 
+namespace {
+
+void appendDuration(std::string& out, double seconds) {
+  char buf[32];
+  if (seconds < 1e-3) std::snprintf(buf, sizeof buf, "%.3gus", seconds * 1e6);
+  else if (seconds < 1) std::snprintf(buf, sizeof buf, "%.3gms", seconds * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3gs", seconds);
+  out += buf;
+}
+
+}  // namespace
+
+void Metrics::renderSummary(std::string& out) const {
+  std::lock_guard lock(mu_);
+  for (const auto& f : families_) {
+    if (f->type != Type::kHistogram) continue;
+    for (const auto& s : f->series) {
+      const Histogram& h = *s.histogram;
+      uint64_t n = h.count();
+      if (n == 0) continue;
+      out += f->name;
+      if (!s.labels.empty()) {
+        out += s.labels;
+        out.push_back('}');
+      }
+      out += " n=";
+      appendUint(out, n);
+      out += " mean=";
+      appendDuration(out, h.sumSeconds() / static_cast<double>(n));
+      out += " p50<=";
+      appendDuration(out, h.quantileSeconds(0.5));
+      out += " p99<=";
+      appendDuration(out, h.quantileSeconds(0.99));
+      out.push_back('\n');
+    }
+  }
+}
+
 }  // namespace fleetsched::engine

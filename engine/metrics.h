@@ -88,6 +88,9 @@ class Metrics {
 
   // Appends the Prometheus text exposition (format 0.0.4) of every metric to out.
   void render(std::string& out) const;
+  // Appends one human line per histogram series that has observations (for `--profile`):
+  //   fleetsched_http_request_duration_seconds{verb="filter"} n=1200 mean=41.2us p50<=40us p99<=90us
+  void renderSummary(std::string& out) const;
 
   static constexpr std::string_view kContentType = "text/plain; version=0.0.4; charset=utf-8";
 

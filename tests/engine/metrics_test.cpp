@@ -109,6 +109,16 @@ TEST(Metrics, GaugeAddIsSafeAcrossThreads) {
   EXPECT_EQ(g.value(), 40000);
 }
 
+TEST(Metrics, SummaryListsHistogramsWithObservations) {
+  Metrics m;
+  Histogram& h = m.histogram("parse_seconds", "Parse", {{"verb", "filter"}});
+  m.histogram("score_seconds", "Score");  // never observed: not listed
+  for (int i = 0; i < 100; ++i) h.observeNanos(i < 98 ? 30'000 : 2'000'000);
+  std::string out;
+  m.renderSummary(out);
+  EXPECT_EQ(out, "fleetsched_parse_seconds{verb=\"filter\"} n=100 mean=69.4us p50<=30us p99<=2ms\n");
+}
+
 TEST(MetricsDeath, TypeMismatchAborts) {
   Metrics m;
   m.counter("thing", "a counter");
