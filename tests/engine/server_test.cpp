@@ -635,6 +635,59 @@ TEST_F(ServerTest, GarbageOnManyConnectionsLeavesTheServerHealthy) {
   EXPECT_TRUE(eventually([&] { return server_->connections() == 1; }));
 }
 
+// SO_REUSEPORT lets a second reactor bind the same port (one reactor per core later).
+TEST(ServerListen, ReusePortLetsTwoReactorsShareAPort) {
+  for (bool reuse : {true, false}) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    FakeHandler handler;
+    Metrics metrics;
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.reusePort = reuse;
+    {
+      Server first(&loop, cfg, handler, metrics);
+      ASSERT_EQ(first.listen(), 0);
+      cfg.port = first.port();
+      Server second(&loop, cfg, handler, metrics);
+      int rc = second.listen();
+      if (reuse) {
+        EXPECT_EQ(rc, 0);
+        EXPECT_EQ(second.port(), first.port());
+      } else {
+        EXPECT_EQ(rc, UV_EADDRINUSE);
+      }
+    }  // the destructors close their handles
+    EXPECT_EQ(uv_loop_close(&loop), 0) << "reuse=" << reuse;
+  }
+}
+
+TEST(ServerListen, BadHostIsAnError) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  FakeHandler handler;
+  Metrics metrics;
+  ServerConfig cfg;
+  cfg.host = "not-an-address";
+  {
+    Server s(&loop, cfg, handler, metrics);
+    EXPECT_EQ(s.listen(), UV_EINVAL);
+    EXPECT_EQ(s.port(), 0);
+  }
+  cfg.host = "[::1]";
+  cfg.port = 0;
+  {
+    Server s(&loop, cfg, handler, metrics);
+    int rc = s.listen();
+    // Hosts without IPv6 refuse ::1; anything else must work.
+    if (rc != UV_EADDRNOTAVAIL && rc != UV_EAFNOSUPPORT) {
+      EXPECT_EQ(rc, 0);
+      EXPECT_NE(s.port(), 0);
+    }
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
 // Every error kind is counted exactly once per occurrence, and only under its own name.
 TEST_F(ServerTest, MetricsCountEachErrorKindOnce) {
   ServerConfig cfg;
