@@ -45,6 +45,12 @@ uint32_t Router::addGet(std::string path) {
 
 Router::Match Router::match(uint8_t method, std::string_view target) const {
   if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  // Absolute form ("POST http://host:port/filter"), as sent through a forward proxy.
+  if (!target.empty() && target.front() != '/') {
+    auto scheme = target.find("://");
+    auto path = scheme == std::string_view::npos ? scheme : target.find('/', scheme + 3);
+    target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+  }
   Match m;
   bool get = method == HTTP_GET;
   bool post = method == HTTP_POST;

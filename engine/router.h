@@ -3,7 +3,7 @@
 //   GET  /healthz /readyz /metrics                -> built-in
 //   GET  paths added with addGet (exact, or a subtree when the path ends in '/')
 //   a known path with another method -> kMethodNotAllowed (+ Allow); anything else -> kNotFound.
-// The query string is ignored for matching.
+// The query string is ignored for matching; absolute-form targets (http://host/path) match by path.
 #pragma once
 
 #include <cstdint>

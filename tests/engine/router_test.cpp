@@ -45,6 +45,9 @@ TEST(Router, RoutesTable) {
       {HTTP_GET, "/version", Kind::kCustom, Verb::Filter, "", exact},
       {HTTP_GET, "/version/x", Kind::kNotFound, Verb::Filter, "", 0},
       {HTTP_GET, "/", Kind::kNotFound, Verb::Filter, "", 0},
+      {HTTP_POST, "http://ext:8888/api/scheduler/filter", Kind::kVerb, Verb::Filter, "", 0},
+      {HTTP_GET, "http://ext:8888", Kind::kNotFound, Verb::Filter, "", 0},
+      {HTTP_GET, "*", Kind::kNotFound, Verb::Filter, "", 0},
   };
   for (const auto& c : cases) {
     Router::Match m = r.match(c.method, c.target);
