@@ -303,8 +303,7 @@ struct Server::Impl {
   bool wantsRead(const Connection* c) const {
     if (c->eof) return false;
     if (c->state == ConnState::kLingering) return true;
-    return c->state == ConnState::kOpen && c->used < config.maxPipelined && c->stash.empty() &&
-           uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&c->tcp)) < kMaxQueuedWriteBytes;
+    return c->state == ConnState::kOpen && c->used < config.maxPipelined && c->stash.empty() && !writeBacklogged(c);
   }
 
   void updateReading(Connection* c) {
@@ -643,8 +642,7 @@ struct Server::Impl {
     }
     c->writeProgressMs = uv_now(self->loop);
     if (c->state == ConnState::kDraining && c->pendingWrites == 0 && c->used == 0) return self->finishDrain(c);
-    self->updateReading(c);
-    self->rearm(c);
+    self->pump(c);
   }
 
   void afterFlush(Connection* c) {
@@ -654,7 +652,17 @@ struct Server::Impl {
       else rearm(c);
       return;
     }
-    if (!c->stash.empty()) {
+    pump(c);
+  }
+
+  bool writeBacklogged(const Connection* c) const {
+    return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&c->tcp)) >= kMaxQueuedWriteBytes;
+  }
+
+  // Moves an open connection on once responses are queued or written: frames the stashed input
+  // (unless the client is not reading what we already owe it), then resumes reading.
+  void pump(Connection* c) {
+    if (c->state == ConnState::kOpen && !c->stash.empty() && !writeBacklogged(c)) {
       std::string pending;
       pending.swap(c->stash);
       consume(c, pending.data(), pending.size(), c->stashNs);

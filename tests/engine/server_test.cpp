@@ -604,6 +604,30 @@ TEST_F(ServerTest, LargeResponseToASlowReaderIsWrittenCompletely) {
   EXPECT_EQ(c.next().status, 200);
 }
 
+// A client that pipelines far more response bytes than it reads: the server stops reading
+// while its write queue is full, resumes as the client catches up, and loses nothing.
+TEST_F(ServerTest, PipelinedClientThatReadsLateGetsEveryResponseInOrder) {
+  ServerConfig cfg;
+  cfg.maxPipelined = 4;
+  start(cfg);
+  Client c(port_);
+  constexpr int kRequests = 48;
+  const size_t kBody = 512 * 1024;  // 24 MiB of responses in all, over the 8 MiB write cap
+  std::thread sender([&] {
+    for (int i = 0; i < kRequests; ++i) c.send(post("/filter", std::string(kBody, static_cast<char>('a' + i % 26))));
+  });
+  std::this_thread::sleep_for(200ms);
+  double received = metric("fleetsched_http_received_bytes_total");
+  EXPECT_LT(received, kRequests * kBody * 0.75) << "the server kept reading a client that does not read";
+  for (int i = 0; i < kRequests; ++i) {
+    Response r = c.next();
+    ASSERT_EQ(r.status, 200) << i;
+    ASSERT_EQ(r.body.size(), kBody + 7) << i;
+    ASSERT_EQ(r.body[7], static_cast<char>('a' + i % 26)) << i;
+  }
+  sender.join();
+}
+
 TEST_F(ServerTest, ClientGoneMidResponse) {
   start();
   {
