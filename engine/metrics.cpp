@@ -26,10 +26,14 @@ void appendUint(std::string& out, uint64_t v) {
 
 void appendEscaped(std::string& out, std::string_view s, bool quotes) {
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (quotes && c == '"') out += "\\\"";
-    else out.push_back(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (quotes && c == '"')
+      out += "\\\"";
+    else
+      out.push_back(c);
   }
 }
 
@@ -222,9 +226,12 @@ namespace {
 
 void appendDuration(std::string& out, double seconds) {
   char buf[32];
-  if (seconds < 1e-3) std::snprintf(buf, sizeof buf, "%.3gus", seconds * 1e6);
-  else if (seconds < 1) std::snprintf(buf, sizeof buf, "%.3gms", seconds * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3gs", seconds);
+  if (seconds < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3gus", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.3gms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3gs", seconds);
   out += buf;
 }
 

@@ -19,8 +19,7 @@ constexpr size_t kMaxBodyPrealloc = 4u << 20;
 RequestParser* self(llhttp_t* p) { return static_cast<RequestParser*>(p->data); }
 
 bool equalsLower(std::string_view lower, std::string_view s) {
-  return lower.size() == s.size() &&
-         std::equal(s.begin(), s.end(), lower.begin(), [](char a, char b) {
+  return lower.size() == s.size() && std::equal(s.begin(), s.end(), lower.begin(), [](char a, char b) {
            return std::tolower(static_cast<unsigned char>(a)) == b;
          });
 }
@@ -55,10 +54,14 @@ void RequestParser::reset() {
 
 const char* RequestParser::errorReason() const {
   switch (error_) {
-    case ParseError::kNone: return "";
-    case ParseError::kHeaderTooLarge: return "request header fields too large";
-    case ParseError::kBodyTooLarge: return "request body too large";
-    case ParseError::kMalformed: break;
+    case ParseError::kNone:
+      return "";
+    case ParseError::kHeaderTooLarge:
+      return "request header fields too large";
+    case ParseError::kBodyTooLarge:
+      return "request body too large";
+    case ParseError::kMalformed:
+      break;
   }
   const char* r = llhttp_get_error_reason(&parser_);
   return r && *r ? r : "malformed request";

@@ -5,8 +5,8 @@
 
 #include <array>
 #include <atomic>
-#include <csignal>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -34,9 +34,15 @@ constexpr std::string_view kText = "text/plain; charset=utf-8";
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 // Label values of fleetsched_http_requests_total.
-enum RouteLabel : uint8_t { kRouteHealthz = kVerbCount, kRouteReadyz, kRouteMetrics, kRouteOther, kRouteCount };
-constexpr std::string_view kRouteNames[kRouteCount] = {"filter", "prioritize", "preempt", "bind",
-                                                       "healthz", "readyz", "metrics", "other"};
+enum RouteLabel : uint8_t {
+  kRouteHealthz = kVerbCount,
+  kRouteReadyz,
+  kRouteMetrics,
+  kRouteOther,
+  kRouteCount
+};
+constexpr std::string_view kRouteNames[kRouteCount] = {"filter",  "prioritize", "preempt", "bind",
+                                                       "healthz", "readyz",     "metrics", "other"};
 
 enum ErrorKind : uint8_t {
   kBadRequest,
@@ -54,22 +60,32 @@ enum ErrorKind : uint8_t {
   kErrorKindCount
 };
 constexpr std::string_view kErrorNames[kErrorKindCount] = {
-    "bad_request",          "header_too_large", "body_too_large",     "header_timeout",
-    "body_timeout",         "idle_timeout",     "too_many_connections", "not_found",
-    "method_not_allowed",   "client_disconnect", "write_failed",       "write_timeout"};
+    "bad_request",        "header_too_large",  "body_too_large",       "header_timeout",
+    "body_timeout",       "idle_timeout",      "too_many_connections", "not_found",
+    "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout"};
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -127,10 +143,10 @@ struct Connection {
   Connection* next = nullptr;
   RequestParser parser;
   std::vector<std::unique_ptr<Slot>> slots;
-  size_t used = 0;         // slots[0, used) owe a response, in order
-  std::string stash;       // input held back while maxPipelined requests wait
+  size_t used = 0;    // slots[0, used) owe a response, in order
+  std::string stash;  // input held back while maxPipelined requests wait
   uint64_t stashNs = 0;
-  std::string head;        // status lines and headers of one flush
+  std::string head;  // status lines and headers of one flush
   std::vector<uv_buf_t> bufs;
   int pendingWrites = 0;
   int openHandles = 0;
@@ -170,9 +186,9 @@ struct Server::Impl {
   bool closed = false;
   bool idleActive = false;
 
-  Connection* conns = nullptr;  // intrusive list of every connection
+  Connection* conns = nullptr;      // intrusive list of every connection
   std::atomic<uint32_t> active{0};  // counted against maxConnections; read from any thread
-  uint32_t total = 0;           // including rejected ones
+  uint32_t total = 0;               // including rejected ones
   std::vector<Connection*> dirty;
   std::vector<Connection*> flushing;
   std::vector<ExtenderRequest*> batch;
@@ -238,9 +254,8 @@ struct Server::Impl {
     if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
         total >= config.maxConnections + kRejectSlack) {
       if (total >= config.maxConnections + kRejectSlack) errors[kTooManyConnections]->inc();
-      uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), [](uv_handle_t* h) {
-        delete static_cast<Connection*>(h->data);
-      });
+      uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp),
+               [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
       return;
     }
     uv_timer_init(loop, &c->timer);
@@ -281,8 +296,10 @@ struct Server::Impl {
     auto* c = static_cast<Connection*>(h->data);
     if (--c->openHandles > 0) return;
     Impl* self = c->server;
-    if (c->prev) c->prev->next = c->next;
-    else self->conns = c->next;
+    if (c->prev)
+      c->prev->next = c->next;
+    else
+      self->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     --self->total;
     delete c;
@@ -293,7 +310,8 @@ struct Server::Impl {
   void finishDrain(Connection* c) {
     if (c->eof) return closeNow(c);
     c->state = ConnState::kLingering;
-    if (uv_shutdown(&c->shutdownReq, reinterpret_cast<uv_stream_t*>(&c->tcp), [](uv_shutdown_t*, int) {}) != 0)
+    if (uv_shutdown(&c->shutdownReq, reinterpret_cast<uv_stream_t*>(&c->tcp), [](uv_shutdown_t*, int) {}) !=
+        0)
       return closeNow(c);
     c->lingerUntilMs = uv_now(loop) + config.lingerMs;
     updateReading(c);
@@ -303,7 +321,8 @@ struct Server::Impl {
   bool wantsRead(const Connection* c) const {
     if (c->eof) return false;
     if (c->state == ConnState::kLingering) return true;
-    return c->state == ConnState::kOpen && c->used < config.maxPipelined && c->stash.empty() && !writeBacklogged(c);
+    return c->state == ConnState::kOpen && c->used < config.maxPipelined && c->stash.empty() &&
+           !writeBacklogged(c);
   }
 
   void updateReading(Connection* c) {
@@ -559,8 +578,10 @@ struct Server::Impl {
         h += s.allow;
       }
       bool last = i + 1 == c->used;
-      if (!s.keepAlive || (last && c->state != ConnState::kOpen)) h += "\r\nConnection: close";
-      else if (s.http10) h += "\r\nConnection: keep-alive";
+      if (!s.keepAlive || (last && c->state != ConnState::kOpen))
+        h += "\r\nConnection: close";
+      else if (s.http10)
+        h += "\r\nConnection: keep-alive";
       h += "\r\n\r\n";
     }
     offsets[c->used] = c->head.size();
@@ -568,7 +589,8 @@ struct Server::Impl {
     size_t total = 0;
     for (size_t i = 0; i < c->used; ++i) {
       const Slot& s = *c->slots[i];
-      c->bufs.push_back(uv_buf_init(c->head.data() + offsets[i], static_cast<unsigned>(offsets[i + 1] - offsets[i])));
+      c->bufs.push_back(
+          uv_buf_init(c->head.data() + offsets[i], static_cast<unsigned>(offsets[i + 1] - offsets[i])));
       if (!s.req.response.empty())
         c->bufs.push_back(uv_buf_init(const_cast<char*>(s.req.response.data()),
                                       static_cast<unsigned>(s.req.response.size())));
@@ -641,22 +663,26 @@ struct Server::Impl {
       return self->closeNow(c);
     }
     c->writeProgressMs = uv_now(self->loop);
-    if (c->state == ConnState::kDraining && c->pendingWrites == 0 && c->used == 0) return self->finishDrain(c);
+    if (c->state == ConnState::kDraining && c->pendingWrites == 0 && c->used == 0)
+      return self->finishDrain(c);
     self->pump(c);
   }
 
   void afterFlush(Connection* c) {
     if (c->state == ConnState::kClosing) return;
     if (c->state == ConnState::kDraining) {
-      if (c->pendingWrites == 0) finishDrain(c);
-      else rearm(c);
+      if (c->pendingWrites == 0)
+        finishDrain(c);
+      else
+        rearm(c);
       return;
     }
     pump(c);
   }
 
   bool writeBacklogged(const Connection* c) const {
-    return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&c->tcp)) >= kMaxQueuedWriteBytes;
+    return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&c->tcp)) >=
+           kMaxQueuedWriteBytes;
   }
 
   // Moves an open connection on once responses are queued or written: frames the stashed input
@@ -680,17 +706,23 @@ struct Server::Impl {
   // The next moment something must happen to c, from its state; 0 = nothing pending.
   uint64_t deadline(const Connection* c) const {
     switch (c->state) {
-      case ConnState::kClosing: return 0;
-      case ConnState::kLingering: return c->lingerUntilMs;
+      case ConnState::kClosing:
+        return 0;
+      case ConnState::kLingering:
+        return c->lingerUntilMs;
       case ConnState::kDraining:
         return c->used > 0 ? 0 : c->writeProgressMs + config.idleTimeoutMs;
-      case ConnState::kOpen: break;
+      case ConnState::kOpen:
+        break;
     }
     if (c->pendingWrites > 0) return c->writeProgressMs + config.idleTimeoutMs;
     switch (c->parser.phase()) {
-      case RequestParser::Phase::kHeaders: return c->requestStartMs + config.headerTimeoutMs;
-      case RequestParser::Phase::kBody: return c->headersDoneMs + config.bodyTimeoutMs;
-      case RequestParser::Phase::kIdle: break;
+      case RequestParser::Phase::kHeaders:
+        return c->requestStartMs + config.headerTimeoutMs;
+      case RequestParser::Phase::kBody:
+        return c->headersDoneMs + config.bodyTimeoutMs;
+      case RequestParser::Phase::kIdle:
+        break;
     }
     if (c->used > 0 || !c->stash.empty()) return 0;  // our turn to answer
     return c->idleSinceMs + config.idleTimeoutMs;

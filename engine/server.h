@@ -40,13 +40,13 @@ constexpr uint32_t kDefaultIdleTimeoutMs = 120'000;
 constexpr uint32_t kDefaultLingerMs = 2'000;
 
 struct ServerConfig {
-  std::string host = "127.0.0.1";  // numeric IPv4/IPv6 or "localhost"
-  uint16_t port = 8888;            // 0 = any free port; see Server::port()
-  std::string urlPrefix;           // verbs are served at {urlPrefix}/filter etc.
-  size_t maxHeaderBytes = kDefaultMaxHeaderBytes;    // 431
-  size_t maxBodyBytes = kDefaultMaxBodyBytes;        // 413
-  uint32_t maxConnections = kDefaultMaxConnections;  // 503 and close beyond it
-  uint32_t maxPipelined = kDefaultMaxPipelined;      // per connection and loop turn
+  std::string host = "127.0.0.1";                      // numeric IPv4/IPv6 or "localhost"
+  uint16_t port = 8888;                                // 0 = any free port; see Server::port()
+  std::string urlPrefix;                               // verbs are served at {urlPrefix}/filter etc.
+  size_t maxHeaderBytes = kDefaultMaxHeaderBytes;      // 431
+  size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
+  uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
+  uint32_t maxPipelined = kDefaultMaxPipelined;        // per connection and loop turn
   uint32_t headerTimeoutMs = kDefaultHeaderTimeoutMs;  // 408: first byte to end of headers
   uint32_t bodyTimeoutMs = kDefaultBodyTimeoutMs;      // 408: end of headers to end of body
   uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes

@@ -28,13 +28,15 @@ namespace {
 std::string filterRequest(size_t bodyBytes) {
   std::string body =
       R"({"Pod":{"metadata":{"name":"train-0","namespace":"ml","uid":"6f1c","annotations":{"x":")";
-  std::string tail = R"("}},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},)"
-                     R"("Nodes":null,"NodeNames":["gpu-0001","gpu-0002","gpu-0003"]})";
+  std::string tail =
+      R"("}},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},)"
+      R"("Nodes":null,"NodeNames":["gpu-0001","gpu-0002","gpu-0003"]})";
   if (bodyBytes > body.size() + tail.size()) body.append(bodyBytes - body.size() - tail.size(), 'a');
   body += tail;
   return "POST /api/scheduler/filter HTTP/1.1\r\nHost: fleetsched:8888\r\nUser-Agent: Go-http-client/1.1\r\n"
          "Content-Length: " +
-         std::to_string(body.size()) + "\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n" + body;
+         std::to_string(body.size()) + "\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n" +
+         body;
 }
 
 // Frames a stream in fixed-size reads; returns the number of verb requests routed.
@@ -157,7 +159,8 @@ BENCHMARK(BM_TimerRearm)->Arg(100)->Arg(4096)->Arg(65536);
 class EchoHandler : public BatchHandler {
  public:
   void handleBatch(std::span<ExtenderRequest*> batch) override {
-    for (ExtenderRequest* r : batch) r->response.assign(R"({"NodeNames":["gpu-0001"],"FailedNodes":{},"Error":""})");
+    for (ExtenderRequest* r : batch)
+      r->response.assign(R"({"NodeNames":["gpu-0001"],"FailedNodes":{},"Error":""})");
   }
 };
 
@@ -190,7 +193,8 @@ void BM_LoopbackRoundTrip(benchmark::State& state) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) state.SkipWithError("connect failed");
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    state.SkipWithError("connect failed");
   std::string burst;
   for (size_t i = 0; i < depth; ++i) burst += filterRequest(2048);
   std::string in;

@@ -43,7 +43,7 @@ TEST(Histogram, QuantileReportsTheBucketBound) {
   Histogram h;
   EXPECT_EQ(h.quantileSeconds(0.5), 0);
   for (int i = 0; i < 99; ++i) h.observeNanos(3'500);  // 3.5 us -> le 4us
-  h.observeSeconds(0.25);                               // 250 ms -> le 300ms
+  h.observeSeconds(0.25);                              // 250 ms -> le 300ms
   EXPECT_DOUBLE_EQ(h.quantileSeconds(0.5), 4e-6);
   EXPECT_DOUBLE_EQ(h.quantileSeconds(0.99), 4e-6);
   EXPECT_DOUBLE_EQ(h.quantileSeconds(1.0), 0.3);
@@ -71,7 +71,8 @@ TEST(Metrics, RendersPrometheusText) {
   h.observeNanos(20'000'000'000ull);
   std::string out;
   m.render(out);
-  EXPECT_TRUE(contains(out, "# HELP fleetsched_requests_total Requests\n# TYPE fleetsched_requests_total counter\n"));
+  EXPECT_TRUE(
+      contains(out, "# HELP fleetsched_requests_total Requests\n# TYPE fleetsched_requests_total counter\n"));
   EXPECT_TRUE(contains(out, "fleetsched_requests_total{verb=\"filter\"} 3\n"));
   EXPECT_TRUE(contains(out, "fleetsched_requests_total{verb=\"bind\"} 1\n"));
   EXPECT_TRUE(contains(out, "# TYPE fleetsched_nodes gauge\nfleetsched_nodes 5000\n"));

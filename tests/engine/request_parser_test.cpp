@@ -55,7 +55,8 @@ TEST(RequestParser, StopsAfterEachPipelinedRequest) {
 }
 
 TEST(RequestParser, RequestSplitAtEveryByte) {
-  std::string req = post("/api/scheduler/bind", R"({"PodName":"p","Node":"n"})", "X-Long-Header: abcdefghij\r\n");
+  std::string req =
+      post("/api/scheduler/bind", R"({"PodName":"p","Node":"n"})", "X-Long-Header: abcdefghij\r\n");
   RequestParser p;
   for (size_t i = 0; i + 1 < req.size(); ++i) {
     auto r = p.feed(req.data() + i, 1);
@@ -147,7 +148,8 @@ TEST(RequestParser, DeclaredBodyOverLimitFailsBeforeTheBodyArrives) {
 
 TEST(RequestParser, ChunkedBodyOverLimit) {
   RequestParser p({.maxHeaderBytes = 1024, .maxBodyBytes = 8});
-  std::string req = "POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n";
+  std::string req =
+      "POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n";
   auto r = p.feed(req.data(), req.size());
   EXPECT_EQ(r.status, Status::kError);
   EXPECT_EQ(p.error(), ParseError::kBodyTooLarge);
@@ -160,10 +162,10 @@ TEST(RequestParser, BodyExactlyAtLimitIsAccepted) {
 }
 
 TEST(RequestParser, MalformedInput) {
-  for (std::string bad : {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
-                          "POST /f HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
-                          "POST /f HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
-                          "GET / HTTP/1.1\r\nBad Header\r\n\r\n", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"}) {
+  for (std::string bad :
+       {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n", "POST /f HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+        "POST /f HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "GET / HTTP/1.1\r\nBad Header\r\n\r\n", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"}) {
     RequestParser p;
     EXPECT_EQ(p.feed(bad.data(), bad.size()).status, Status::kError) << bad;
     EXPECT_EQ(p.error(), ParseError::kMalformed) << bad;
@@ -198,11 +200,15 @@ TEST(RequestParser, ResetForgetsAPartialRequest) {
 
 // Property: however a pipelined stream is cut into reads, the same requests come out.
 TEST(RequestParser, AnySplitOfAPipelinedStreamYieldsTheSameRequests) {
-  std::string stream = post("/filter", R"({"Pod":{"metadata":{"name":"a"}}})") + "GET /healthz HTTP/1.1\r\n\r\n" +
+  std::string stream = post("/filter", R"({"Pod":{"metadata":{"name":"a"}}})") +
+                       "GET /healthz HTTP/1.1\r\n\r\n" +
                        "POST /bind HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbind\r\n0\r\n\r\n" +
                        post("/prioritize", "");
   const std::vector<std::pair<std::string, std::string>> want = {
-      {"/filter", R"({"Pod":{"metadata":{"name":"a"}}})"}, {"/healthz", ""}, {"/bind", "bind"}, {"/prioritize", ""}};
+      {"/filter", R"({"Pod":{"metadata":{"name":"a"}}})"},
+      {"/healthz", ""},
+      {"/bind", "bind"},
+      {"/prioritize", ""}};
   std::mt19937 rng(42);
   for (int round = 0; round < 500; ++round) {
     RequestParser p;
@@ -217,7 +223,8 @@ TEST(RequestParser, AnySplitOfAPipelinedStreamYieldsTheSameRequests) {
         ASSERT_NE(r.status, Status::kError) << "round " << round;
         data += r.consumed;
         len -= r.consumed;
-        if (r.status == Status::kComplete) got.emplace_back(std::string(p.target()), std::string(p.body().view()));
+        if (r.status == Status::kComplete)
+          got.emplace_back(std::string(p.target()), std::string(p.body().view()));
       }
     }
     ASSERT_EQ(got, want) << "round " << round;
@@ -237,9 +244,14 @@ TEST(RequestParser, MutatedStreamsKeepTheInvariants) {
     for (int m = 0, n = 1 + static_cast<int>(rng() % 4); m < n; ++m) {
       size_t at = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)]; break;
-        case 1: s.erase(at, 1 + rng() % 8); break;
-        default: s.insert(at, std::string(1 + rng() % 8, kAlphabet[rng() % (sizeof kAlphabet - 1)]));
+        case 0:
+          s[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+          break;
+        case 1:
+          s.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          s.insert(at, std::string(1 + rng() % 8, kAlphabet[rng() % (sizeof kAlphabet - 1)]));
       }
       if (s.empty()) s = "x";
     }

@@ -170,7 +170,9 @@ std::string post(std::string_view path, std::string_view body, std::string_view 
   return r;
 }
 
-std::string get(std::string_view path) { return "GET " + std::string(path) + " HTTP/1.1\r\nHost: fleetsched\r\n\r\n"; }
+std::string get(std::string_view path) {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: fleetsched\r\n\r\n";
+}
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -614,7 +616,8 @@ TEST_F(ServerTest, PipelinedClientThatReadsLateGetsEveryResponseInOrder) {
   constexpr int kRequests = 48;
   const size_t kBody = 512 * 1024;  // 24 MiB of responses in all, over the 8 MiB write cap
   std::thread sender([&] {
-    for (int i = 0; i < kRequests; ++i) c.send(post("/filter", std::string(kBody, static_cast<char>('a' + i % 26))));
+    for (int i = 0; i < kRequests; ++i)
+      c.send(post("/filter", std::string(kBody, static_cast<char>('a' + i % 26))));
   });
   std::this_thread::sleep_for(200ms);
   double received = metric("fleetsched_http_received_bytes_total");
@@ -759,9 +762,9 @@ TEST_F(ServerTest, MetricsCountEachErrorKindOnce) {
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(eventually([&] { return errors("client_disconnect") == 1; }));
-  for (std::string_view kind : {"bad_request", "header_too_large", "body_too_large", "header_timeout", "body_timeout",
-                                "idle_timeout", "too_many_connections", "not_found", "method_not_allowed",
-                                "client_disconnect"})
+  for (std::string_view kind :
+       {"bad_request", "header_too_large", "body_too_large", "header_timeout", "body_timeout", "idle_timeout",
+        "too_many_connections", "not_found", "method_not_allowed", "client_disconnect"})
     EXPECT_EQ(errors(kind), 1) << kind;
   EXPECT_EQ(errors("write_failed"), 0);
   EXPECT_EQ(errors("write_timeout"), 0);
