@@ -214,25 +214,35 @@ struct Server::Impl {
       : loop(l), config(std::move(c)), handler(h), metrics(m), router(config.urlPrefix) {
     if (config.maxPipelined == 0) config.maxPipelined = 1;
     if (config.maxPipelined > kMaxPipelinedCap) config.maxPipelined = kMaxPipelinedCap;
+    // Every series carries config.metricLabels, so reactors sharing a registry never write the
+    // same series from two threads.
+    auto with = [&](std::string_view key, std::string_view value) {
+      Labels l;
+      if (!key.empty()) l.emplace_back(key, value);
+      l.insert(l.end(), config.metricLabels.begin(), config.metricLabels.end());
+      return l;
+    };
     for (size_t i = 0; i < kRouteCount; ++i)
-      requests[i] = &m.counter("http_requests_total", "HTTP requests by route",
-                               {{"verb", std::string(kRouteNames[i])}});
+      requests[i] = &m.counter("http_requests_total", "HTTP requests by route", with("verb", kRouteNames[i]));
     for (size_t i = 0; i < kVerbCount; ++i)
       latency[i] = &m.histogram("http_request_duration_seconds",
                                 "Extender verb latency: first byte read to response queued",
-                                {{"verb", std::string(kRouteNames[i])}});
+                                with("verb", kRouteNames[i]));
     for (size_t i = 0; i < kErrorKindCount; ++i)
       errors[i] = &m.counter("http_errors_total", "HTTP framing, limit and transport errors by kind",
-                             {{"kind", std::string(kErrorNames[i])}});
-    readPhase = &m.histogram("http_read_seconds", "Time framing one read (parse + route)");
-    writePhase = &m.histogram("http_write_seconds", "Time serialising and writing one turn's responses");
-    batchPhase = &m.histogram("http_batch_seconds", "Time in BatchHandler::handleBatch per batch");
-    batches = &m.counter("http_batches_total", "Batches handed to the handler");
-    batchedRequests = &m.counter("http_batched_requests_total", "Extender requests handed over in batches");
-    bytesIn = &m.counter("http_received_bytes_total", "Bytes read from clients");
-    bytesOut = &m.counter("http_sent_bytes_total", "Bytes of responses queued to clients");
-    accepted = &m.counter("http_connections_accepted_total", "Connections accepted");
-    open = &m.gauge("http_connections", "Open client connections");
+                             with("kind", kErrorNames[i]));
+    readPhase = &m.histogram("http_read_seconds", "Time framing one read (parse + route)", with("", ""));
+    writePhase =
+        &m.histogram("http_write_seconds", "Time serialising and writing one turn's responses", with("", ""));
+    batchPhase =
+        &m.histogram("http_batch_seconds", "Time in BatchHandler::handleBatch per batch", with("", ""));
+    batches = &m.counter("http_batches_total", "Batches handed to the handler", with("", ""));
+    batchedRequests =
+        &m.counter("http_batched_requests_total", "Extender requests handed over in batches", with("", ""));
+    bytesIn = &m.counter("http_received_bytes_total", "Bytes read from clients", with("", ""));
+    bytesOut = &m.counter("http_sent_bytes_total", "Bytes of responses queued to clients", with("", ""));
+    accepted = &m.counter("http_connections_accepted_total", "Connections accepted", with("", ""));
+    open = &m.gauge("http_connections", "Open client connections", with("", ""));
   }
 
   RequestLimits limits() const { return {config.maxHeaderBytes, config.maxBodyBytes}; }

@@ -53,6 +53,9 @@ struct ServerConfig {
   uint32_t lingerMs = kDefaultLingerMs;
   int backlog = 511;
   bool reusePort = true;  // SO_REUSEPORT, so several reactors can share the port
+  // Added to every server metric series, e.g. {{"reactor", "1"}}: reactors sharing one Metrics
+  // registry need distinct labels (a series has one writer thread).
+  Labels metricLabels;
 };
 
 // A GET endpoint registered with Server::addGet (e.g. /debug/...).

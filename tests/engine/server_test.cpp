@@ -689,6 +689,28 @@ TEST(ServerListen, ReusePortLetsTwoReactorsShareAPort) {
   }
 }
 
+TEST(ServerListen, ReactorsSharingARegistryGetTheirOwnSeries) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  FakeHandler handler;
+  Metrics metrics;
+  ServerConfig cfg;
+  cfg.metricLabels = {{"reactor", "0"}};
+  {
+    Server a(&loop, cfg, handler, metrics);
+    cfg.metricLabels = {{"reactor", "1"}};
+    Server b(&loop, cfg, handler, metrics);
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  std::string text;
+  metrics.render(text);
+  EXPECT_NE(text.find("fleetsched_http_requests_total{verb=\"filter\",reactor=\"0\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("fleetsched_http_requests_total{verb=\"filter\",reactor=\"1\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("fleetsched_http_connections{reactor=\"1\"} 0\n"), std::string::npos);
+}
+
 TEST(ServerListen, BadHostIsAnError) {
   uv_loop_t loop;
   uv_loop_init(&loop);
