@@ -72,6 +72,7 @@ class RequestParser {
   static const llhttp_settings_t kSettings;
 
   bool addHeaderBytes(size_t n);
+  bool fieldIsExpect() const;
 
   llhttp_t parser_;
   RequestLimits limits_;
@@ -81,11 +82,12 @@ class RequestParser {
   bool keepAlive_ = true;
   bool http10_ = false;
   bool expectContinue_ = false;
-  bool inValue_ = false;
+  bool newLine_ = true;  // the next header-field callback starts a new header line
+  uint8_t fieldLen_ = 0;
   uint8_t method_ = 0;
   size_t headerBytes_ = 0;
   std::string target_;
-  std::string field_;  // current header name (only its first bytes: enough to match "expect")
+  char field_[7];      // first bytes of the current header name, case-folded
   std::string value_;  // current header value when the name matters
   BodyBuffer body_;
 };
