@@ -509,7 +509,7 @@ struct Server::Impl {
   }
 
   void markDirty(Connection* c) {
-    if (c->dirty) return;
+    if (c->dirty || closed) return;  // after close() every connection is closing anyway
     c->dirty = true;
     dirty.push_back(c);
     // An active idle handle keeps the next poll from blocking, so responses queued outside the
