@@ -8,23 +8,50 @@ namespace fleetsched::codec {
 
 namespace {
 
-// Sorts by node name and drops earlier duplicates; returns the new size.
-size_t sortFailed(std::vector<FailedNode>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const FailedNode& a, const FailedNode& b) { return a.node < b.node; });
-  size_t w = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i + 1 < v.size() && v[i + 1].node == v[i].node) continue;  // a later entry wins
-    v[w++] = v[i];
+// Map keys in Go's order: bytewise. The first 16 bytes of each name, loaded big-endian, decide
+// almost every comparison with two integer compares; ties fall back to the full names, then
+// to the input position so that of duplicate names the last one can win.
+struct SortKey {
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  uint32_t index = 0;
+};
+
+uint64_t loadBigEndian(std::string_view s, size_t from) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v <<= 8;
+    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
   }
-  v.resize(w);
-  return w;
+  return v;
 }
 
-void writeFailedMap(JsonWriter& w, std::vector<FailedNode>& v) {
-  sortFailed(v);
+template <typename NameOf>
+void sortedOrder(size_t n, NameOf nameOf, std::vector<SortKey>& keys) {
+  keys.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view name = nameOf(i);
+    keys[i] = {loadBigEndian(name, 0), loadBigEndian(name, 8), static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    int c = nameOf(a.index).compare(nameOf(b.index));
+    if (c != 0) return c < 0;
+    return a.index < b.index;
+  });
+}
+
+// Scratch for the sort; the encoders run on the reactor thread, one call at a time per thread.
+thread_local std::vector<SortKey> tlsKeys;
+
+void writeFailedMap(JsonWriter& w, const std::vector<FailedNode>& v) {
+  sortedOrder(v.size(), [&](size_t i) { return v[i].node; }, tlsKeys);
   w.ch('{');
   bool first = true;
-  for (const auto& f : v) {
+  for (size_t k = 0; k < tlsKeys.size(); ++k) {
+    const FailedNode& f = v[tlsKeys[k].index];
+    if (k + 1 < tlsKeys.size() && v[tlsKeys[k + 1].index].node == f.node) continue;  // a later entry wins
     if (!first) w.ch(',');
     first = false;
     w.string(f.node);
@@ -48,7 +75,7 @@ size_t estimateFilterSize(const FilterResult& r) {
 
 }  // namespace
 
-void encodeFilterResult(FilterResult& r, std::string& out) {
+void encodeFilterResult(const FilterResult& r, std::string& out) {
   JsonWriter w(out);
   if (!r.error.empty()) {
     w.raw(R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)");
@@ -96,23 +123,22 @@ void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out
   w.ch(']');
 }
 
-void encodePreemptionResult(std::span<NodeVictims> victims, std::string& out) {
+void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out) {
   JsonWriter w(out);
-  std::stable_sort(victims.begin(), victims.end(),
-                   [](const NodeVictims& a, const NodeVictims& b) { return a.node < b.node; });
+  sortedOrder(victims.size(), [&](size_t i) { return victims[i].node; }, tlsKeys);
   w.raw(R"({"NodeNameToMetaVictims":{)");
   bool first = true;
-  for (size_t i = 0; i < victims.size(); ++i) {
-    if (i + 1 < victims.size() && victims[i + 1].node == victims[i].node) continue;  // last wins
-    const auto& v = victims[i];
+  for (size_t k = 0; k < tlsKeys.size(); ++k) {
+    const NodeVictims& v = victims[tlsKeys[k].index];
+    if (k + 1 < tlsKeys.size() && victims[tlsKeys[k + 1].index].node == v.node) continue;  // last wins
     if (!first) w.ch(',');
     first = false;
     w.string(v.node);
     w.raw(R"(:{"Pods":[)");
-    for (size_t k = 0; k < v.uids.size(); ++k) {
-      if (k != 0) w.ch(',');
+    for (size_t i = 0; i < v.uids.size(); ++i) {
+      if (i != 0) w.ch(',');
       w.raw(R"({"UID":)");
-      w.string(v.uids[k]);
+      w.string(v.uids[i]);
       w.ch('}');
     }
     w.raw(R"(],"NumPDBViolations":)");

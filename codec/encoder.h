@@ -21,14 +21,14 @@
 
 namespace fleetsched::codec {
 
-// Sorts r.failedNodes and r.failedAndUnresolvableNodes by node name in place (a Go map holds a
-// key once: of duplicate names the last entry wins, as repeated map assignment would).
-void encodeFilterResult(FilterResult& r, std::string& out);
+// The failed lists may come in any order; they are written sorted. A Go map holds a key once:
+// of duplicate node names the last entry wins, as repeated map assignment would.
+void encodeFilterResult(const FilterResult& r, std::string& out);
 
 void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out);
 
-// Sorts `victims` by node name in place; writes each node's `uids`.
-void encodePreemptionResult(std::span<NodeVictims> victims, std::string& out);
+// Writes each node's `uids`, nodes sorted by name (duplicates: the last wins).
+void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out);
 
 void encodeBindingResult(std::string_view error, std::string& out);
 

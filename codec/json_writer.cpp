@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 
 namespace fleetsched::codec {
 
@@ -51,6 +52,17 @@ size_t decodeRune(std::string_view s, size_t i, uint32_t& rune) {
   return 0;
 }
 
+// True when any of the 8 bytes of w needs escaping or UTF-8 checking: a control byte, '"',
+// '\\', '<', '>', '&' or a byte >= 0x80 (SWAR: one pass per word instead of eight lookups).
+inline bool wordNeedsWork(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto hasZero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  uint64_t control = (w - kOnes * 0x20) & ~w & kHigh;
+  return ((w & kHigh) | control | hasZero(w ^ (kOnes * '"')) | hasZero(w ^ (kOnes * '\\')) |
+          hasZero(w ^ (kOnes * '<')) | hasZero(w ^ (kOnes * '>')) | hasZero(w ^ (kOnes * '&'))) != 0;
+}
+
 }  // namespace
 
 void JsonWriter::int64(int64_t v) {
@@ -63,6 +75,10 @@ void JsonWriter::string(std::string_view s) {
   out_.push_back('"');
   size_t i = 0;
   const size_t n = s.size();
+  for (uint64_t w; i + 8 <= n; i += 8) {
+    std::memcpy(&w, s.data() + i, 8);
+    if (wordNeedsWork(w)) break;
+  }
   while (i < n && kClass[static_cast<uint8_t>(s[i])] == 0) ++i;
   if (i == n) {
     out_.append(s);

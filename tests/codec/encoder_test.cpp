@@ -145,5 +145,26 @@ TEST(JsonWriter, EscapesLikeGo) {
   EXPECT_EQ(enc("\xef\xbf\xbd"), "\"\xef\xbf\xbd\"");        // a literal U+FFFD stays
 }
 
+// The word-at-a-time scan must find a special byte wherever it sits.
+TEST(JsonWriter, FindsSpecialBytesAtEveryPosition) {
+  const std::pair<char, std::string> specials[] = {
+      {'<', "\\u003c"}, {'>', "\\u003e"}, {'&', "\\u0026"}, {'"', "\\\""}, {'\\', "\\\\"},
+      {'\n', "\\n"},     {'\x1f', "\\u001f"}, {'\x80', "\\ufffd"}};
+  for (const auto& [c, escaped] : specials) {
+    for (size_t len = 1; len <= 24; ++len) {
+      for (size_t pos = 0; pos < len; ++pos) {
+        std::string in(len, 'a');
+        in[pos] = c;
+        std::string out;
+        JsonWriter w(out);
+        w.string(in);
+        std::string want = "\"";
+        want.append(pos, 'a').append(escaped).append(len - pos - 1, 'a').push_back('"');
+        ASSERT_EQ(out, want) << "char " << int(static_cast<unsigned char>(c)) << " at " << pos << " of " << len;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fleetsched::codec
