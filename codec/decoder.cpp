@@ -672,14 +672,23 @@ class Decoder::Impl {
     toResources(sum_, p.requests);
   }
 
-  // A Pod object; `extra(k, v, handled)` sees top-level keys other than metadata/spec/status
-  // first (watch events use it for Status fields).
+  // A Pod object (null reads as an empty pod).
   bool pod(sj::value& v, Pod& p) {
+    sj::object obj;
+    bool present = false;
+    if (!object(v, obj, present)) return false;
+    if (!present) {
+      resetPod(p);
+      return true;
+    }
+    return pod(obj, p);
+  }
+  bool pod(sj::object& obj, Pod& p) {
     resetPod(p);
     beginPod();
     MetaOut m{&p.name, &p.namespace_, &p.uid, &p.resourceVersion, &p.labels, &p.annotations,
               &p.ownerReferences, &p.terminating};
-    bool ok = fields(v, [&](std::string_view k, sj::value& val) {
+    bool ok = objectFields(obj, [&](std::string_view k, sj::value& val) {
       bool r = true;
       if (k == "metadata") r = meta(val, m);
       else if (k == "spec") r = podSpec(val, p);
@@ -719,12 +728,22 @@ class Decoder::Impl {
     });
   }
 
-  // A Node object, keeping its exact bytes in n.raw.
+  // A Node object, keeping its exact bytes in n.raw (null reads as an empty node).
   bool node(sj::value& v, Node& n) {
-    resetNode(n);
     const char* start = v.raw_json_token().data();
+    sj::object obj;
+    bool present = false;
+    if (!object(v, obj, present)) return false;
+    if (!present) {
+      resetNode(n);
+      return true;
+    }
+    return node(obj, n, start);
+  }
+  bool node(sj::object& obj, Node& n, const char* start) {
+    resetNode(n);
     MetaOut m{&n.name, nullptr, &n.uid, &n.resourceVersion, &n.labels, &n.annotations, nullptr, nullptr};
-    bool ok = fields(v, [&](std::string_view k, sj::value& val) {
+    bool ok = objectFields(obj, [&](std::string_view k, sj::value& val) {
       bool r = true;
       if (k == "metadata") r = meta(val, m);
       else if (k == "spec") r = nodeSpec(val, n);
@@ -732,18 +751,25 @@ class Decoder::Impl {
       return r || at(k);
     });
     if (!ok) return false;
-    // The iterator now sits on the token after the node's closing brace (or at the end of
-    // the document when the node is the whole input).
-    const char* end = nullptr;
-    if (doc_.current_location().get(end) != simdjson::SUCCESS) end = docEnd_;
-    while (end > start && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) --end;
-    n.raw = *start == '{' ? std::string_view(start, static_cast<size_t>(end - start)) : std::string_view();
+    n.raw = rawUntilHere(start);
     return true;
   }
 
+  // The bytes from `start` (an object's opening brace) to the iterator's position, which sits
+  // on the token after the object's closing brace (or at the end of the document), without
+  // the whitespace in between.
+  std::string_view rawUntilHere(const char* start) {
+    const char* end = nullptr;
+    if (doc_.current_location().get(end) != simdjson::SUCCESS) end = docEnd_;
+    while (end > start && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) --end;
+    if (end <= start || *start != '{' || end[-1] != '}') return {};
+    return std::string_view(start, static_cast<size_t>(end - start));
+  }
+
   // ---- documents ------------------------------------------------------------------------
-  // Starts a document whose root must be an object; `root` is that object as a value.
-  bool begin(std::string_view padded, sj::value& root) {
+  // Starts a document whose root must be an object. (The root is opened as an object, not a
+  // value: simdjson's value readers are for values below the root.)
+  bool begin(std::string_view padded, sj::object& root) {
     kind_ = DecodeError::None;
     path_.clear();
     what_.clear();
@@ -751,11 +777,17 @@ class Decoder::Impl {
     if (padded.size() > parser_.max_capacity()) return failJson(simdjson::CAPACITY);
     auto e0 = parser_.iterate(padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING).get(doc_);
     if (e0) return failJson(e0);
-    if (auto e = doc_.get_value().get(root)) return failJson(e);
     sj::json_type t;
-    if (auto e = root.type().get(t)) return failJson(e);
+    if (auto e = doc_.type().get(t)) return failJson(e);
     if (t != sj::json_type::object) return fail("expected a JSON object");
+    if (auto e = doc_.get_object().get(root)) return failJson(e);
     return true;
+  }
+  // Where the root object starts (for Node::raw of a whole-document node).
+  static const char* firstByte(std::string_view padded) {
+    size_t i = 0;
+    while (i < padded.size() && (padded[i] == ' ' || padded[i] == '\n' || padded[i] == '\r' || padded[i] == '\t')) ++i;
+    return padded.data() + i;
   }
   // After the root object: nothing but whitespace may follow.
   bool end() {
@@ -796,8 +828,8 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
   out.nodeNames.clear();
   size_t usedNodes = 0;
   bool sawPod = false;
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (foldEquals(k, "Pod")) {
       int n = d.isNull(v);
       if (n < 0) return d.at("Pod");
@@ -835,8 +867,8 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
 bool Decoder::decodeBindingArgs(std::string_view padded, BindingArgs& out) {
   Impl& d = *impl_;
   out = {};
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (foldEquals(k, "PodName")) return d.str(v, out.podName) || d.at("PodName");
     if (foldEquals(k, "PodNamespace")) return d.str(v, out.podNamespace) || d.at("PodNamespace");
     if (foldEquals(k, "PodUID")) return d.str(v, out.podUid) || d.at("PodUID");
@@ -897,8 +929,8 @@ bool Decoder::decodePreemptionArgs(std::string_view padded, PreemptionArgs& out)
       return r || d.at(node);
     }) || d.at(name);
   };
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (foldEquals(k, "Pod")) {
       int n = d.isNull(v);
       if (n < 0) return d.at("Pod");
@@ -922,15 +954,15 @@ bool Decoder::decodePreemptionArgs(std::string_view padded, PreemptionArgs& out)
 
 bool Decoder::decodePod(std::string_view padded, Pod& out) {
   Impl& d = *impl_;
-  sj::value root;
+  sj::object root;
   bool ok = d.begin(padded, root) && d.pod(root, out) && d.end();
   return Finish{}(ok, d, error_, message_);
 }
 
 bool Decoder::decodeNode(std::string_view padded, Node& out) {
   Impl& d = *impl_;
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.node(root, out) && d.end();
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.node(root, out, Impl::firstByte(padded)) && d.end();
   return Finish{}(ok, d, error_, message_);
 }
 
@@ -938,8 +970,8 @@ bool Decoder::decodeNodeList(std::string_view padded, NodeList& out) {
   Impl& d = *impl_;
   out.resourceVersion = out.continueToken = {};
   size_t used = 0;
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (k == "items") {
       used = 0;
       return d.elements(v, [&](size_t, sj::value& el) { return d.node(el, nextSlot(out.items, used, resetNode)); }) ||
@@ -962,8 +994,8 @@ bool Decoder::decodePodList(std::string_view padded, PodList& out) {
   Impl& d = *impl_;
   out.resourceVersion = out.continueToken = {};
   size_t used = 0;
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (k == "items") {
       used = 0;
       return d.elements(v, [&](size_t, sj::value& el) { return d.pod(el, nextSlot(out.items, used, resetPod)); }) ||
@@ -991,8 +1023,8 @@ bool Decoder::decodeWatchEvent(std::string_view padded, ObjectKind kind, WatchEv
   resetPod(out.pod);
   resetNode(out.node);
   bool sawType = false, sawObject = false;
-  sj::value root;
-  bool ok = d.begin(padded, root) && d.fields(root, [&](std::string_view k, sj::value& v) {
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (k == "type") {
       std::string_view t;
       if (!d.str(v, t)) return d.at("type");
@@ -1045,10 +1077,7 @@ bool Decoder::decodeWatchEvent(std::string_view padded, ObjectKind kind, WatchEv
     if (kind == ObjectKind::Pod) {
       d.finishPod(p);
     } else {
-      const char* end = nullptr;
-      if (d.doc_.current_location().get(end) != simdjson::SUCCESS) end = d.docEnd_;
-      while (end > start && (end[-1] == ' ' || end[-1] == '\n')) --end;
-      if (*start == '{' && end > start && end[-1] == '}') n.raw = std::string_view(start, static_cast<size_t>(end - start));
+      n.raw = d.rawUntilHere(start);
     }
     return true;
   }) && d.end();

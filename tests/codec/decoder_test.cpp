@@ -451,6 +451,41 @@ TEST_F(DecoderTest, DeepNestingInSkippedValueDoesNotCrash) {
   }
 }
 
+// A poor man's fuzzer that runs in every build (and under the sanitizers in CI): corrupted
+// copies of real requests must decode or fail with a message, never crash or hang.
+TEST(Decoder, CorruptedRequestsNeverCrash) {
+  const char* files[] = {"extender_args_names.json", "extender_args_nodes.json", "preemption_args_full.json"};
+  const char bytes[] = {'"', '{', '}', '[', ']', ',', ':', '\\', '0', 'e', '-', 'n', ' ', '\xff', '\0'};
+  uint64_t x = 0x243F6A8885A308D3ull;
+  auto next = [&] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  Decoder d;
+  ExtenderArgs args;
+  PreemptionArgs pre;
+  PaddedBuffer buf;
+  size_t failures = 0, runs = 0;
+  for (const char* f : files) {
+    const std::string orig = readData(f);
+    ASSERT_FALSE(orig.empty());
+    for (int round = 0; round < 300; ++round) {
+      std::string m = orig;
+      int edits = 1 + static_cast<int>(next() % 4);
+      for (int e = 0; e < edits; ++e) m[next() % m.size()] = bytes[next() % sizeof bytes];
+      buf.assign(m);
+      bool ok = std::string_view(f).starts_with("preemption") ? d.decodePreemptionArgs(buf.view(), pre)
+                                                              : d.decodeExtenderArgs(buf.view(), args);
+      ++runs;
+      if (!ok) {
+        ++failures;
+        EXPECT_FALSE(d.errorMessage().empty());
+      }
+    }
+  }
+  EXPECT_GT(failures, runs / 4);  // most corruptions are caught
+}
+
 TEST(Decoder, OversizeInputIsTooLarge) {
   Decoder d(1024);
   std::string body = R"({"Pod":{},"NodeNames":[)";
