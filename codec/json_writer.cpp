@@ -1,5 +1,6 @@
 #include "codec/json_writer.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -65,14 +66,20 @@ inline bool wordNeedsWork(uint64_t w) {
 
 }  // namespace
 
+void JsonWriter::grow(size_t n) {
+  // Use the capacity the caller reserved before doubling.
+  size_t want = std::max(len_ + n, out_.capacity());
+  if (want < out_.size() * 2) want = out_.size() * 2;
+  out_.resize(std::max<size_t>(want, 256));
+}
+
 void JsonWriter::int64(int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, static_cast<size_t>(r.ptr - buf));
+  char* p = reserve(24);
+  auto r = std::to_chars(p, p + 24, v);
+  len_ += static_cast<size_t>(r.ptr - p);
 }
 
 void JsonWriter::string(std::string_view s) {
-  out_.push_back('"');
   size_t i = 0;
   const size_t n = s.size();
   for (uint64_t w; i + 8 <= n; i += 8) {
@@ -81,11 +88,16 @@ void JsonWriter::string(std::string_view s) {
   }
   while (i < n && kClass[static_cast<uint8_t>(s[i])] == 0) ++i;
   if (i == n) {
-    out_.append(s);
-  } else {
-    escapeSlow(s, i);
+    char* p = reserve(n + 2);
+    p[0] = '"';
+    std::memcpy(p + 1, s.data(), n);
+    p[n + 1] = '"';
+    len_ += n + 2;
+    return;
   }
-  out_.push_back('"');
+  ch('"');
+  escapeSlow(s, i);
+  ch('"');
 }
 
 void JsonWriter::escapeSlow(std::string_view s, size_t i) {
@@ -99,18 +111,18 @@ void JsonWriter::escapeSlow(std::string_view s, size_t i) {
       continue;
     }
     if (cls == 1) {
-      out_.append(s.data() + start, i - start);
+      raw(s.substr(start, i - start));
       switch (c) {
-        case '"': out_.append("\\\"", 2); break;
-        case '\\': out_.append("\\\\", 2); break;
-        case '\b': out_.append("\\b", 2); break;
-        case '\f': out_.append("\\f", 2); break;
-        case '\n': out_.append("\\n", 2); break;
-        case '\r': out_.append("\\r", 2); break;
-        case '\t': out_.append("\\t", 2); break;
+        case '"': raw("\\\""); break;
+        case '\\': raw("\\\\"); break;
+        case '\b': raw("\\b"); break;
+        case '\f': raw("\\f"); break;
+        case '\n': raw("\\n"); break;
+        case '\r': raw("\\r"); break;
+        case '\t': raw("\\t"); break;
         default: {
           char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-          out_.append(u, 6);
+          raw(std::string_view(u, 6));
         }
       }
       start = ++i;
@@ -119,21 +131,21 @@ void JsonWriter::escapeSlow(std::string_view s, size_t i) {
     uint32_t rune = 0;
     size_t len = decodeRune(s, i, rune);
     if (len == 0) {
-      out_.append(s.data() + start, i - start);
-      out_.append("\\ufffd", 6);
+      raw(s.substr(start, i - start));
+      raw("\\ufffd");
       start = ++i;
       continue;
     }
     if (rune == 0x2028 || rune == 0x2029) {
-      out_.append(s.data() + start, i - start);
-      out_.append(rune == 0x2028 ? "\\u2028" : "\\u2029", 6);
+      raw(s.substr(start, i - start));
+      raw(rune == 0x2028 ? "\\u2028" : "\\u2029");
       i += len;
       start = i;
       continue;
     }
     i += len;
   }
-  out_.append(s.data() + start, n - start);
+  raw(s.substr(start));
 }
 
 }  // namespace fleetsched::codec

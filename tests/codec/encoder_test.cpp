@@ -128,6 +128,7 @@ TEST(JsonWriter, EscapesLikeGo) {
     std::string out;
     JsonWriter w(out);
     w.string(s);
+    w.finish();
     return out;
   };
   EXPECT_EQ(enc("plain-node-01"), "\"plain-node-01\"");
@@ -158,12 +159,29 @@ TEST(JsonWriter, FindsSpecialBytesAtEveryPosition) {
         std::string out;
         JsonWriter w(out);
         w.string(in);
+        w.finish();
         std::string want = "\"";
         want.append(pos, 'a').append(escaped).append(len - pos - 1, 'a').push_back('"');
         ASSERT_EQ(out, want) << "char " << int(static_cast<unsigned char>(c)) << " at " << pos << " of " << len;
       }
     }
   }
+}
+
+TEST(JsonWriter, GrowsAndFinishesExactly) {
+  std::string out = "prefix:";
+  {
+    JsonWriter w(out);
+    for (int i = 0; i < 1000; ++i) {
+      w.int64(-i);
+      w.ch(',');
+    }
+    w.finish();
+    EXPECT_EQ(out.substr(0, 13), "prefix:0,-1,-");
+    w.null();  // writing continues after finish()
+  }
+  EXPECT_EQ(out.size(), 7 + 3889 + 1000 + 4u);
+  EXPECT_EQ(out.substr(out.size() - 9), "-999,null");
 }
 
 }  // namespace
