@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -18,20 +19,38 @@ static_assert(kDecodePadding >= simdjson::SIMDJSON_PADDING, "callers' padding mu
 
 namespace {
 
-// A key as it appears in the input (between the quotes, escapes not processed).
-std::string_view rawKey(const sj::raw_json_string& k, bool& escaped) {
-  const char* p = k.raw();
-  const char* q = p;
+// Finds the first '"' or '\\' at or after p, 8 bytes at a time (SWAR). The input is padded
+// (kDecodePadding), so reading a word past the string's end stays inside the buffer.
+const char* findQuoteOrBackslash(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  for (;; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    uint64_t q = w ^ (kOnes * '"');
+    uint64_t b = w ^ (kOnes * '\\');
+    // The lowest flagged byte is exact (false positives only appear above a true match).
+    uint64_t m = ((q - kOnes) & ~q & kHigh) | ((b - kOnes) & ~b & kHigh);
+    if (m != 0) return p + (__builtin_ctzll(m) >> 3);
+  }
+}
+
+// The text between the quotes starting at p (just after the opening quote); `escaped` is set
+// when it contains a backslash, in which case the view is the raw, still-escaped text.
+std::string_view rawString(const char* p, bool& escaped) {
+  const char* q = findQuoteOrBackslash(p);
   escaped = false;
+  if (*q == '"') return {p, static_cast<size_t>(q - p)};
+  escaped = true;
   while (*q != '"') {
-    if (*q == '\\') {
-      escaped = true;
-      ++q;
-    }
+    if (*q == '\\') ++q;
     ++q;
   }
   return {p, static_cast<size_t>(q - p)};
 }
+
+// A key as it appears in the input (between the quotes, escapes not processed).
+std::string_view rawKey(const sj::raw_json_string& k, bool& escaped) { return rawString(k.raw(), escaped); }
 
 char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
@@ -226,12 +245,25 @@ class Decoder::Impl {
     return n ? 1 : 0;
   }
   bool str(sj::value& v, std::string_view& out) {
-    int n = isNull(v);
-    if (n < 0) return false;
-    if (n == 1) {
-      out = {};
+    // Strings without escapes are used in place (no copy into the string buffer); the value
+    // is then consumed as a raw string.
+    std::string_view tok = v.raw_json_token();
+    if (!tok.empty() && tok[0] == '"') {
+      bool escaped = false;
+      std::string_view raw = rawString(tok.data() + 1, escaped);
+      if (!escaped) {
+        sj::raw_json_string unused;
+        if (auto e = v.get_raw_json_string().get(unused)) return failType(e, "string");
+        out = raw;
+        return true;
+      }
+      if (auto e = v.get_string().get(out)) return failType(e, "string");
       return true;
     }
+    int n = isNull(v);
+    if (n < 0) return false;
+    out = {};
+    if (n == 1) return true;
     if (auto e = v.get_string().get(out)) return failType(e, "string");
     return true;
   }
