@@ -81,18 +81,25 @@ bool foldEquals(std::string_view in, std::string_view name) {
 bool isHugePages(std::string_view r) { return r.substr(0, 10) == "hugepages-"; }
 
 // A small resource-name → amount list with presence, used while folding containers together.
+// Amounts are exact nano-units: kube-scheduler adds Quantity values and rounds only when it
+// reads the sum (MilliValue for cpu, Value for the rest).
+struct ResAmount {
+  std::string_view name;
+  Nano128 nano = 0;
+};
+
 struct ResList {
-  std::vector<ResourceAmount> items;
+  std::vector<ResAmount> items;
   void clear() { items.clear(); }
-  ResourceAmount* find(std::string_view name) {
+  ResAmount* find(std::string_view name) {
     for (auto& r : items) {
       if (r.name == name) return &r;
     }
     return nullptr;
   }
-  void set(std::string_view name, int64_t v) {
+  void set(std::string_view name, Nano128 v) {
     if (auto* r = find(name)) {
-      r->value = v;
+      r->nano = v;
     } else {
       items.push_back({name, v});
     }
@@ -100,7 +107,7 @@ struct ResList {
   void add(const ResList& o) {
     for (const auto& r : o.items) {
       if (auto* x = find(r.name)) {
-        x->value += r.value;
+        x->nano += r.nano;
       } else {
         items.push_back(r);
       }
@@ -109,29 +116,13 @@ struct ResList {
   void max(const ResList& o) {
     for (const auto& r : o.items) {
       if (auto* x = find(r.name)) {
-        x->value = std::max(x->value, r.value);
+        x->nano = std::max(x->nano, r.nano);
       } else {
         items.push_back(r);
       }
     }
   }
 };
-
-void toResources(const ResList& l, Resources& out) {
-  for (const auto& r : l.items) {
-    if (r.name == "cpu") {
-      out.milliCpu = r.value;
-    } else if (r.name == "memory") {
-      out.memory = r.value;
-    } else if (r.name == "ephemeral-storage") {
-      out.ephemeralStorage = r.value;
-    } else if (r.name == "pods") {
-      out.pods = r.value;
-    } else {
-      out.scalar.push_back(r);
-    }
-  }
-}
 
 void resetResources(Resources& r) {
   r.milliCpu = r.memory = r.ephemeralStorage = r.pods = 0;
@@ -371,14 +362,39 @@ class Decoder::Impl {
     });
   }
 
-  // A ResourceList: cpu in milli-cores, everything else in whole units.
+  // Rounds a list into model Resources: cpu to milli-cores, the rest to whole units.
+  bool toResources(const ResList& l, Resources& out) {
+    for (const auto& r : l.items) {
+      int64_t v = 0;
+      if (nanoToScaled(r.nano, r.name == "cpu" ? 3 : 0, v) != QuantityError::None) {
+        return fail("quantity out of range") || at(r.name);
+      }
+      if (r.name == "cpu") {
+        out.milliCpu = v;
+      } else if (r.name == "memory") {
+        out.memory = v;
+      } else if (r.name == "ephemeral-storage") {
+        out.ephemeralStorage = v;
+      } else if (r.name == "pods") {
+        out.pods = v;
+      } else {
+        out.scalar.push_back({r.name, v});
+      }
+    }
+    return true;
+  }
+
+  // A ResourceList, in exact nano-units.
   bool quantityMap(sj::value& v, ResList& out) {
     out.clear();
     return fields(v, [&](std::string_view k, sj::value& val) {
       std::string_view s;
       if (!str(val, s)) return at(k);
-      int64_t amount = 0;
-      QuantityError qe = k == "cpu" ? parseQuantityMilli(s, amount) : parseQuantityValue(s, amount);
+      Nano128 amount = 0;
+      QuantityError qe = parseQuantityNano(s, amount);
+      // Values the int64 readers cannot represent are errors here too.
+      int64_t check = 0;
+      if (qe == QuantityError::None) qe = nanoToScaled(amount, k == "cpu" ? 3 : 0, check);
       if (qe != QuantityError::None) {
         std::string what(quantityErrorText(qe));
         what += " \"";
@@ -684,12 +700,12 @@ class Decoder::Impl {
   }
 
   // PodRequests' final steps: max with init containers, pod-level resources, overhead.
-  void finishPod(Pod& p) {
+  bool finishPod(Pod& p) {
     sum_.max(initMax_);
     if (sawPodResources_) {
       auto supported = [](std::string_view r) { return r == "cpu" || r == "memory" || isHugePages(r); };
       for (const auto& r : podReq_.items) {
-        if (supported(r.name)) sum_.set(r.name, r.value);
+        if (supported(r.name)) sum_.set(r.name, r.nano);
       }
       // Pod-level limits without a pod-level request (apiserver defaulting): cpu and memory
       // default to the containers' aggregate when they request it, else to the limit.
@@ -697,11 +713,11 @@ class Decoder::Impl {
         if (!supported(l.name) || podReq_.find(l.name)) continue;
         bool overcommittable = !isHugePages(l.name);
         if (overcommittable && sum_.find(l.name)) continue;
-        sum_.set(l.name, l.value);
+        sum_.set(l.name, l.nano);
       }
     }
     sum_.add(overhead_);
-    toResources(sum_, p.requests);
+    return toResources(sum_, p.requests) || at("requests");
   }
 
   // A Pod object (null reads as an empty pod).
@@ -727,8 +743,7 @@ class Decoder::Impl {
       else if (k == "status") r = podStatus(val, p);
       return r || at(k);
     });
-    if (ok) finishPod(p);
-    return ok;
+    return ok && finishPod(p);
   }
 
   bool nodeSpec(sj::value& v, Node& n) {
@@ -744,17 +759,11 @@ class Decoder::Impl {
     return fields(v, [&](std::string_view k, sj::value& val) {
       bool ok = true;
       if (k == "capacity") {
-        ok = quantityMap(val, cur_);
-        if (ok) {
-          resetResources(n.capacity);
-          toResources(cur_, n.capacity);
-        }
+        resetResources(n.capacity);
+        ok = quantityMap(val, cur_) && toResources(cur_, n.capacity);
       } else if (k == "allocatable") {
-        ok = quantityMap(val, cur_);
-        if (ok) {
-          resetResources(n.allocatable);
-          toResources(cur_, n.allocatable);
-        }
+        resetResources(n.allocatable);
+        ok = quantityMap(val, cur_) && toResources(cur_, n.allocatable);
       }
       return ok || at(k);
     });
@@ -1107,7 +1116,7 @@ bool Decoder::decodeWatchEvent(std::string_view padded, ObjectKind kind, WatchEv
     });
     if (!r) return d.at("object");
     if (kind == ObjectKind::Pod) {
-      d.finishPod(p);
+      if (!d.finishPod(p)) return d.at("object");
     } else {
       n.raw = d.rawUntilHere(start);
     }

@@ -1,5 +1,6 @@
 #include "codec/quantity.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -80,38 +81,42 @@ bool interpretSuffix(std::string_view s, Suffix& out) {
 }
 
 // ceil(|y| * 10^e) for a decimal digit string y (most significant first, no leading zero).
-// Returns false when the result exceeds int64.
-bool ceilScaled(const uint8_t* y, int n, int64_t e, uint64_t& out) {
-  if (n == 0) {
-    out = 0;
-    return true;
-  }
+// Returns false when the result exceeds `limit`.
+bool ceilScaledWide(const uint8_t* y, int n, int64_t e, Uint128 limit, Uint128& out) {
+  out = 0;
+  if (n == 0) return true;
+  constexpr int kMaxDigits128 = 38;  // 10^38 < 2^128
   if (e >= 0) {
-    if (n + e > 19) return false;
+    if (n + e > kMaxDigits128) return false;
     Uint128 v = 0;
     for (int i = 0; i < n; ++i) v = v * 10 + y[i];
     for (int64_t i = 0; i < e; ++i) v *= 10;
-    if (v > kMaxMagnitude) return false;
-    out = static_cast<uint64_t>(v);
+    if (v > limit) return false;
+    out = v;
     return true;
   }
   int64_t intLen = n + e;  // digits before the decimal point
-  if (intLen > 19) return false;
+  if (intLen > kMaxDigits128) return false;
   Uint128 v = 0;
   int first = 0;
   if (intLen > 0) {
     for (int i = 0; i < intLen; ++i) v = v * 10 + y[i];
     first = static_cast<int>(intLen);
   }
-  bool remainder = false;
   for (int i = first; i < n; ++i) {
     if (y[i] != 0) {
-      remainder = true;
+      v += 1;
       break;
     }
   }
-  if (remainder) v += 1;
-  if (v > kMaxMagnitude) return false;
+  if (v > limit) return false;
+  out = v;
+  return true;
+}
+
+bool ceilScaled(const uint8_t* y, int n, int64_t e, uint64_t& out) {
+  Uint128 v = 0;
+  if (!ceilScaledWide(y, n, e, kMaxMagnitude, v)) return false;
   out = static_cast<uint64_t>(v);
   return true;
 }
@@ -190,36 +195,39 @@ QuantityError Quantity::parse(std::string_view s) {
   return QuantityError::None;
 }
 
+// y = digits * 2^exp2 as decimal digits; returns the digit count.
+static int expandBinary(const char* digits, int count, int exp2, uint8_t* y) {
+  int n = count;
+  if (exp2 == 0) {
+    for (int i = 0; i < n; ++i) y[i] = static_cast<uint8_t>(digits[i]);
+    return n;
+  }
+  // Little-endian work buffer, multiplied by 2^10 per step (exp2 is 10..60).
+  uint8_t le[128];
+  for (int i = 0; i < n; ++i) le[i] = static_cast<uint8_t>(digits[n - 1 - i]);
+  for (int step = 0; step < exp2 / 10; ++step) {
+    uint32_t carry = 0;
+    for (int i = 0; i < n; ++i) {
+      uint32_t v = le[i] * 1024u + carry;
+      le[i] = static_cast<uint8_t>(v % 10);
+      carry = v / 10;
+    }
+    while (carry != 0) {
+      le[n++] = static_cast<uint8_t>(carry % 10);
+      carry /= 10;
+    }
+  }
+  for (int i = 0; i < n; ++i) y[i] = le[n - 1 - i];
+  return n;
+}
+
 QuantityError Quantity::scaled(int scale, int64_t& out) const {
   out = 0;
   if (digitCount_ == 0) return QuantityError::None;
-  // Bring the binary factor into the decimal digits: y = digits * 2^exp2.
   uint8_t y[kMaxDigits + 20];
-  int n = digitCount_;
-  if (exp2_ == 0) {
-    std::memcpy(y, digits_, static_cast<size_t>(n));
-  } else {
-    // Little-endian work buffer, multiplied by 2^10 per step (exp2 is 10..60).
-    uint8_t le[kMaxDigits + 20];
-    for (int i = 0; i < n; ++i) le[i] = static_cast<uint8_t>(digits_[n - 1 - i]);
-    for (int step = 0; step < exp2_ / 10; ++step) {
-      uint32_t carry = 0;
-      for (int i = 0; i < n; ++i) {
-        uint32_t v = le[i] * 1024u + carry;
-        le[i] = static_cast<uint8_t>(v % 10);
-        carry = v / 10;
-      }
-      while (carry != 0) {
-        le[n++] = static_cast<uint8_t>(carry % 10);
-        carry /= 10;
-      }
-    }
-    for (int i = 0; i < n; ++i) y[i] = le[n - 1 - i];
-  }
+  int n = expandBinary(digits_, digitCount_, exp2_, y);
   // Clamp absurd exponents so the arithmetic below cannot overflow; the outcome is the same.
-  int64_t e = exp10_;
-  if (e > 1000) e = 1000;
-  if (e < -1000) e = -1000;
+  int64_t e = std::clamp<int64_t>(exp10_, -1000, 1000);
 
   uint64_t mag = 0;
   if (exp2_ != 0) {
@@ -236,6 +244,39 @@ QuantityError Quantity::scaled(int scale, int64_t& out) const {
   return QuantityError::None;
 }
 
+QuantityError Quantity::nanoValue(Nano128& out) const {
+  out = 0;
+  if (digitCount_ == 0) return QuantityError::None;
+  uint8_t y[kMaxDigits + 20];
+  int n = expandBinary(digits_, digitCount_, exp2_, y);
+  int64_t e = std::clamp<int64_t>(exp10_, -1000, 1000);
+  constexpr Uint128 kLimit = static_cast<Uint128>(kMaxMagnitude) * kMaxMagnitude;  // ~8.5e37
+  Uint128 mag = 0;
+  if (exp2_ != 0) {
+    uint64_t units = 0;
+    if (!ceilScaled(y, n, e, units)) {
+      mag = static_cast<Uint128>(kMaxMagnitude) * 1000000000u;  // the binary cap
+      out = negative_ ? -static_cast<Nano128>(mag) : static_cast<Nano128>(mag);
+      return QuantityError::None;
+    }
+  }
+  if (!ceilScaledWide(y, n, e + 9, kLimit, mag)) return QuantityError::OutOfRange;
+  out = negative_ ? -static_cast<Nano128>(mag) : static_cast<Nano128>(mag);
+  return QuantityError::None;
+}
+
+QuantityError nanoToScaled(Nano128 nano, int scale, int64_t& out) {
+  out = 0;
+  Uint128 div = 1;
+  for (int i = scale; i < 9; ++i) div *= 10;
+  bool negative = nano < 0;
+  Uint128 mag = negative ? static_cast<Uint128>(-nano) : static_cast<Uint128>(nano);
+  Uint128 q = mag / div + (mag % div != 0 ? 1 : 0);
+  if (q > kMaxMagnitude) return QuantityError::OutOfRange;
+  out = negative ? -static_cast<int64_t>(q) : static_cast<int64_t>(q);
+  return QuantityError::None;
+}
+
 QuantityError parseQuantityValue(std::string_view s, int64_t& out) {
   Quantity q;
   QuantityError e = q.parse(s);
@@ -244,6 +285,16 @@ QuantityError parseQuantityValue(std::string_view s, int64_t& out) {
     return e;
   }
   return q.value(out);
+}
+
+QuantityError parseQuantityNano(std::string_view s, Nano128& out) {
+  Quantity q;
+  QuantityError e = q.parse(s);
+  if (e != QuantityError::None) {
+    out = 0;
+    return e;
+  }
+  return q.nanoValue(out);
 }
 
 QuantityError parseQuantityMilli(std::string_view s, int64_t& out) {

@@ -15,6 +15,10 @@
 
 namespace fleetsched::codec {
 
+// Exact sums of quantities (kube-scheduler adds Quantity values before rounding) need more
+// than 64 bits: 1Ti is 1.1e21 nano-units.
+__extension__ typedef __int128 Nano128;
+
 enum class QuantityError : uint8_t { None, Empty, Syntax, Suffix, TooLong, OutOfRange };
 
 std::string_view quantityErrorText(QuantityError e);
@@ -27,6 +31,9 @@ class Quantity {
   // ceil(q) and ceil(q * 1000), rounded away from zero; OutOfRange when it does not fit.
   QuantityError value(int64_t& out) const { return scaled(0, out); }
   QuantityError milliValue(int64_t& out) const { return scaled(3, out); }
+  // The amount in nano-units, rounded up away from zero as ParseQuantity stores it; OutOfRange
+  // beyond 10^38 nano-units.
+  QuantityError nanoValue(Nano128& out) const;
 
   bool negative() const { return negative_; }
   bool isZero() const { return digitCount_ == 0; }
@@ -48,5 +55,10 @@ class Quantity {
 // One-shot helpers for decoders: parse and read out in one call.
 QuantityError parseQuantityValue(std::string_view s, int64_t& out);
 QuantityError parseQuantityMilli(std::string_view s, int64_t& out);
+QuantityError parseQuantityNano(std::string_view s, Nano128& out);
+
+// ceil(nano / 10^(9 - scale)) away from zero, as Value() (scale 0) and MilliValue() (scale 3)
+// read a summed quantity; OutOfRange when it does not fit an int64.
+QuantityError nanoToScaled(Nano128 nano, int scale, int64_t& out);
 
 }  // namespace fleetsched::codec

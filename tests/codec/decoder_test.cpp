@@ -100,7 +100,7 @@ TEST_F(DecoderTest, PodRequestsMatchKubeScheduler) {
   PodList list;
   ASSERT_TRUE(d_.decodePodList(buf.view(), list)) << d_.errorMessage();
   EXPECT_EQ(list.resourceVersion, "50000");
-  ASSERT_EQ(list.items.size(), 5u);
+  ASSERT_EQ(list.items.size(), 6u);
 
   std::string expectJson = readData("pods_requests.expected.json");
   simdjson::dom::parser parser;

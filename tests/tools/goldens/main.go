@@ -211,6 +211,21 @@ func podLevelPod() *v1.Pod {
 	}
 }
 
+// fractionPod has amounts that are not whole units: kube-scheduler adds the exact quantities and
+// rounds the sum, so 2 x 1.1Gi is 2362232013 bytes, not 2 x 1181116007.
+func fractionPod() *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "fractions", Namespace: "default", UID: "ffffffff-0000-4000-8000-000000000005"},
+		Spec: v1.PodSpec{
+			Containers: []v1.Container{
+				{Name: "a", Image: "a", Resources: v1.ResourceRequirements{Requests: rl("cpu", "0.5m", "memory", "1.1Gi", "example.com/dev", "0.3")}},
+				{Name: "b", Image: "b", Resources: v1.ResourceRequirements{Requests: rl("cpu", "0.5m", "memory", "1.1Gi", "example.com/dev", "0.3")}},
+			},
+		},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+}
+
 func gpuNode(name, zone, product, mem, count, capType string, spot bool) v1.Node {
 	labels := map[string]string{
 		"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
@@ -331,7 +346,7 @@ func listFixtures() {
 	typed := func(o runtime.Object, kind string) {
 		o.GetObjectKind().SetGroupVersionKind(v1.SchemeGroupVersion.WithKind(kind))
 	}
-	pods := []v1.Pod{*trainPod(), *cpuPod(), *boundPod(), *terminatingPod(), *podLevelPod()}
+	pods := []v1.Pod{*trainPod(), *cpuPod(), *boundPod(), *terminatingPod(), *podLevelPod(), *fractionPod()}
 	for i := range pods {
 		typed(&pods[i], "Pod")
 	}
