@@ -25,8 +25,10 @@
 // after the apiserver's defaulting of container limits into missing requests: containers
 // summed, restartable init containers (restartPolicy Always) added and carried into later init
 // containers, the per-resource max with the init containers, pod-level cpu/memory/hugepages
-// requests (or limits when the containers request none), plus overhead. Each quantity is
-// rounded up (cpu to milli-cores, the rest to whole units) before summing.
+// requests (or limits when the containers request none), plus overhead. Quantities are added
+// exactly (nano-units, as ParseQuantity keeps them) and the sums rounded up once: cpu to
+// milli-cores, the rest to whole units. Status-side resources (in-place resize) and DRA claims
+// are not considered: a pod that is being scheduled has neither.
 #pragma once
 
 #include <cstddef>
