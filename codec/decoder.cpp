@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -16,6 +17,7 @@ namespace sj = simdjson::ondemand;
 using simdjson::error_code;
 
 static_assert(kDecodePadding >= simdjson::SIMDJSON_PADDING, "callers' padding must satisfy simdjson");
+static_assert(std::endian::native == std::endian::little, "the word-at-a-time string scan reads bytes in order");
 
 namespace {
 

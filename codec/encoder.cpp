@@ -95,7 +95,8 @@ void encodeFilterResult(const FilterResult& r, std::string& out) {
     w.raw(R"({"Nodes":{"metadata":{},"items":[)");
     for (size_t i = 0; i < r.nodesRaw.size(); ++i) {
       if (i != 0) w.ch(',');
-      w.raw(r.nodesRaw[i]);
+      // An input item that was null has no bytes; keep the reply valid JSON.
+      w.raw(r.nodesRaw[i].empty() ? std::string_view("null") : r.nodesRaw[i]);
     }
     w.raw(R"(]},"NodeNames":null,)");
   }

@@ -79,6 +79,21 @@ TEST(Encoder, FilterResultNodesEchoesInputBytes) {
   EXPECT_EQ(out, golden("filter_result_nodes_empty.golden.json"));
 }
 
+TEST(Encoder, NullInputNodeStaysValidJson) {
+  PaddedBuffer buf(R"({"Pod":{},"Nodes":{"items":[null,{"metadata":{"name":"a"}}]}})");
+  Decoder d;
+  ExtenderArgs args;
+  ASSERT_TRUE(d.decodeExtenderArgs(buf.view(), args)) << d.errorMessage();
+  ASSERT_EQ(args.nodes.size(), 2u);
+  FilterResult r;
+  r.mode = NodesMode::Nodes;
+  r.nodesRaw = {args.nodes[0].raw, args.nodes[1].raw};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, R"({"Nodes":{"metadata":{},"items":[null,{"metadata":{"name":"a"}}]},"NodeNames":null,)"
+                 R"("FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
+}
+
 TEST(Encoder, DuplicateFailedNodeKeepsLastLikeAMapAssignment) {
   FilterResult r;
   r.failedNodes = {{"n1", "first"}, {"n0", "x"}, {"n1", "second"}};
