@@ -413,7 +413,10 @@ class CacheState {
   // --- publication -----------------------------------------------------------------------------
 
   void publish() {
-    if (!dirty_) return;
+    if (!dirty_) {
+      updateStats();  // waiting pods and counters change without a new version
+      return;
+    }
     auto* data = new SnapshotData;
     data->version = ++version_;
     data->idLimit = idLimit_;
