@@ -46,8 +46,8 @@ struct NodeCold {
 enum class PodState : uint8_t { Bound, Reserved, Waiting };
 
 struct ScalarUse {
-  uint16_t resource = 0;  // id in the builder's resource interner; 0 = unused
-  int64_t amount = 0;
+  uint16_t resource = 0;  // CacheState::resourceId; 0 = unused
+  int32_t amount = 0;     // extended resources are whole units; no pod asks for 2^31 GPUs
 };
 
 // What the cache remembers per pod that holds (or will hold) resources. Pods that hold nothing
@@ -363,7 +363,7 @@ class CacheState {
     rec.milliCpu = r.milliCpu;
     rec.memory = r.memory;
     if (!r.gpuResource.empty() && r.gpuAmount > 0) {
-      rec.scalars[0] = {resourceId(r.gpuResource), r.gpuAmount};
+      rec.scalars[0] = {resourceId(r.gpuResource), static_cast<int32_t>(std::min<int64_t>(r.gpuAmount, INT32_MAX))};
     }
     uint16_t mask = 0;
     for (uint8_t i = 0; i < r.gpus.count && i < plugins::kMaxGpusPerNode; ++i) {
@@ -687,7 +687,7 @@ class CacheState {
     for (const auto& r : pod.requests.scalar) {
       if (r.value <= 0 || !builder_.config().isGpuResource(r.name)) continue;
       if (n == kMaxPodScalars) break;
-      rec.scalars[n++] = {resourceId(r.name), r.value};
+      rec.scalars[n++] = {resourceId(r.name), static_cast<int32_t>(std::min<int64_t>(r.value, INT32_MAX))};
     }
     rec.gpuMilli = parseGpuMilli(pod);
     rec.hasIndex = false;
