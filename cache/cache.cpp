@@ -10,8 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cache/workload_key.h"
 #include "plugins/annotations.h"
+#include "plugins/zone/zone_plugin.h"
 
 namespace fleetsched::cache {
 
@@ -701,7 +701,7 @@ class CacheState {
   void refill(PodRecord& rec, const codec::Pod& pod) {
     fillRequests(rec, pod);
     releaseWorkloadKey(rec);
-    if (workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) rec.workload = workloadKeys_.acquire(keyScratch_);
+    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) rec.workload = workloadKeys_.acquire(keyScratch_);
   }
 
   static bool sameRequests(const PodRecord& a, const PodRecord& b) {

@@ -25,6 +25,8 @@
 //     appears; deleting a node sends its pods back to waiting;
 //   - a pod moving between nodes or changing requests is uncharged and charged again; DELETED
 //     for an unknown pod is a no-op.
+// Workload zone counts (Snapshot::workloadZoneCounts) count Bound and Reserved pods per zone
+// under plugins::zone::workloadKey(pod), e.g. "ml/Job/train" or "ml/label/serving".
 // Reservations (reserve): charged at once; the upsertPod that shows the pod bound to the
 // reserved node confirms them (no double charge: the reservation becomes the pod's charge,
 // its GPUs kept when the pod carries no index annotation); unreserve, deletion, the pod

@@ -44,8 +44,9 @@ struct NodeFeatureConfig {
   std::vector<std::string> gpuMemoryLabels{"nvidia.com/gpu.memory", "gpu.nvidia.com/memory"};
   std::vector<std::string> zoneLabels{"topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"};
   std::vector<CapacityLabelRule> capacityRules = defaultCapacityRules();
-  // Workload key labels for zone counting, used when a pod has no controller owner (see
-  // workload_key.h).
+  // Workload key labels for zone counting, used when a pod has no controller owner: keys are
+  // built by plugins::zone::workloadKey, the Zone plugin's own rule, and these must equal the
+  // Zone plugin's `workloadLabels` arg.
   std::vector<std::string> workloadLabels{"fleetsched.io/workload"};
 
   static std::vector<CapacityLabelRule> defaultCapacityRules();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cache/demo_fleet.h"
+#include "plugins/zone/zone_plugin.h"
 #include "tests/cache/fixtures.h"
 
 namespace fleetsched::cache {
@@ -377,31 +378,36 @@ TEST_F(CacheTest, WorkloadZoneCounts) {
   cache_.upsertPod(PodMaker(s_, "l1").on("gpu-b").label("fleetsched.io/workload", "serving").build());
   cache_.upsertPod(PodMaker(s_, "other").on("gpu-b").owner("Job", "other").build());
   cache_.upsertPod(PodMaker(s_, "none").on("gpu-b").build());
-  std::vector<uint32_t> c = zoneCounts("Job/train");
+  std::vector<uint32_t> c = zoneCounts("default/Job/train");
   EXPECT_EQ(c[z1], 2U);
   EXPECT_EQ(c[z2], 1U);
-  EXPECT_EQ(zoneCounts("serving")[z2], 1U);
+  EXPECT_EQ(zoneCounts("default/label/serving")[z2], 1U);
   EXPECT_EQ(zoneCounts("nobody"), std::vector<uint32_t>(3, 0));
+  // The Zone plugin asks with the key it derives from the pod being scheduled.
+  std::string key;
+  ASSERT_TRUE(plugins::zone::workloadKey(PodMaker(s_, "next").owner("Job", "train").build(),
+                                         cache_.config().workloadLabels, key));
+  EXPECT_EQ(zoneCounts(key), c);
 
   // Deletion, a terminal phase and a move all adjust the counts.
   cache_.deletePod("w1");
   cache_.upsertPod(PodMaker(s_, "w2").on("cpu-c").owner("Job", "train").phase(PodPhase::Succeeded).build());
   cache_.upsertPod(PodMaker(s_, "w3").on("gpu-a").owner("Job", "train").build());
-  c = zoneCounts("Job/train");
+  c = zoneCounts("default/Job/train");
   EXPECT_EQ(c[z1], 1U);
   EXPECT_EQ(c[z2], 0U);
 
   // Reservations count too.
-  ReservationRequest r{.podUid = "wr", .node = "gpu-b", .workload = "Job/train"};
+  ReservationRequest r{.podUid = "wr", .node = "gpu-b", .workload = "default/Job/train"};
   cache_.reserve(r, Clock::now());
-  EXPECT_EQ(zoneCounts("Job/train")[z2], 1U);
+  EXPECT_EQ(zoneCounts("default/Job/train")[z2], 1U);
   cache_.unreserve("wr");
-  EXPECT_EQ(zoneCounts("Job/train")[z2], 0U);
+  EXPECT_EQ(zoneCounts("default/Job/train")[z2], 0U);
 
   // A new zone after the counts exist: the caller's span may be larger than the stored stride.
   cache_.upsertNode(NodeMaker(s_, "far").zone("z3").build());
   cache_.upsertPod(PodMaker(s_, "w9").on("far").owner("Job", "train").build());
-  c = zoneCounts("Job/train");
+  c = zoneCounts("default/Job/train");
   ASSERT_EQ(c.size(), 4U);
   EXPECT_EQ(c[zoneId("far")], 1U);
   EXPECT_EQ(c[z1], 1U);

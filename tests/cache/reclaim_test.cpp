@@ -70,7 +70,7 @@ TEST(Reclamation, ReaderAndWriterThreadsHammerForASecond) {
       // Whole batches only: the writer publishes all pods or none of a round.
       if (podsSeen != 0 && podsSeen != kPods && podsSeen != kPods / 2) violations.fetch_add(1);
       perZone.assign(snap.zoneCount(), 0);
-      snap.workloadZoneCounts("Job/job-3", perZone);
+      snap.workloadZoneCounts("default/Job/job-3", perZone);
       if (const auto* n = snap.find("node-17"); n == nullptr || n->name != "node-17") violations.fetch_add(1);
       snapshots.fetch_add(1, std::memory_order_relaxed);
     }
