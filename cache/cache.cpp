@@ -403,7 +403,8 @@ class CacheState {
       uncharge(entry->second);
       removeReservation(entry->second);  // moves the last entry into slot i
       releaseWorkloadKey(entry->second);
-      pods_.erase(entry->first);
+      // Erase by iterator: erasing by a key that lives inside the erased element is fragile.
+      pods_.erase(pods_.find(std::string_view(entry->first)));
       ++expired_;
       ++n;
     }
