@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -227,6 +228,21 @@ class Decoder::Impl {
     return at(std::string_view(buf, static_cast<size_t>(n)));
   }
 
+  // Whether [a, b) holds a backslash. Strings are read in document order, so one forward
+  // memchr finds the next backslash for every string up to it: O(1) per string, and the
+  // document is scanned at most once.
+  const char* nextBackslash_ = nullptr;
+  const char* lastString_ = nullptr;  // debug check of the ordering
+  bool hasBackslash(const char* a, const char* b) {
+    assert(a >= lastString_ && "strings must be read in document order");
+    lastString_ = a;
+    if (nextBackslash_ < a) {
+      const void* hit = std::memchr(a, '\\', static_cast<size_t>(docEnd_ - a));
+      nextBackslash_ = hit ? static_cast<const char*>(hit) : docEnd_;
+    }
+    return nextBackslash_ < b;
+  }
+
   // ---- primitive readers: null reads as absent --------------------------------------------
   // Returns 1 when v is null (consumed), 0 when not, -1 on error.
   int isNull(sj::value& v) {
@@ -241,14 +257,14 @@ class Decoder::Impl {
     // Strings without escapes are used in place (no copy into the string buffer); the value
     // is then consumed as a raw string.
     // The token runs from the opening quote to the next structural character, so the closing
-    // quote is its last non-blank byte and only a backslash needs looking for (memchr).
+    // quote is its last non-blank byte and only a backslash needs looking for.
     std::string_view tok = v.raw_json_token();
     if (!tok.empty() && tok[0] == '"') {
       size_t end = tok.size();
       while (end > 1 && (tok[end - 1] == ' ' || tok[end - 1] == '\n' || tok[end - 1] == '\r' || tok[end - 1] == '\t')) {
         --end;
       }
-      if (end >= 2 && tok[end - 1] == '"' && std::memchr(tok.data() + 1, '\\', end - 2) == nullptr) {
+      if (end >= 2 && tok[end - 1] == '"' && !hasBackslash(tok.data() + 1, tok.data() + end - 1)) {
         sj::raw_json_string unused;
         if (auto e = v.get_raw_json_string().get(unused)) return failType(e, "string");
         out = tok.substr(1, end - 2);
@@ -851,6 +867,8 @@ class Decoder::Impl {
     path_.clear();
     what_.clear();
     docEnd_ = padded.data() + padded.size();
+    nextBackslash_ = nullptr;
+    lastString_ = nullptr;
     if (padded.size() > parser_.max_capacity()) return failJson(simdjson::CAPACITY);
     auto e0 = parser_.iterate(padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING).get(doc_);
     if (e0) return failJson(e0);
