@@ -947,6 +947,7 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
       if (n == 1) return true;
       return d.fields(v, [&](std::string_view k2, sj::value& v2) {
         if (k2 != "items") return true;
+        usedNodes = 0;  // a repeated key replaces, as in Go
         return d.elements(v2, [&](size_t, sj::value& el) {
           return d.node(el, nextSlot(out.nodes, usedNodes, resetNode));
         }) || d.at("items");
