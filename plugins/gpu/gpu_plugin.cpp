@@ -19,7 +19,7 @@ constexpr Status kBadMinMemory{Code::UnschedulableAndUnresolvable,
 constexpr Status kBadPolicy{Code::UnschedulableAndUnresolvable,
                             "invalid annotation fleetsched.io/gpu-policy: want binpack or spread"};
 
-enum ReasonKind : uint32_t { kNoGpu, kTooFew, kNotFree, kNotFreeShared, kModel, kMemory };
+enum ReasonKind : uint32_t { kNoGpu, kTooFew, kNotFree, kNotFreeShared, kNotFreeUnits, kModel, kMemory };
 
 // Per-pod state: the pod's GPU constraints, parsed once in PreFilter.
 struct GpuCycle final : PluginState {
@@ -162,6 +162,20 @@ class GpuPlugin final : public Plugin {
       if (perGpu) {
         free = 0;
         for (int g = 0; g < n.gpuCount; ++g) free += (kMilliPerGpu - n.gpuUsedMilli[g]) >= milli;
+        // kube-scheduler charges every pod a whole unit of the resource whatever its share.
+        if (args_.countWholeDevices && free >= need) {
+          if (const ScalarResource* whole = n.scalar(pod.gpuResource)) {
+            const int64_t units = std::max<int64_t>(0, whole->allocatable - whole->used);
+            if (units < need) {
+              out[i] = {Code::Unschedulable, c.reasons.get(kNotFreeUnits, units, whole->allocatable, state, [&] {
+                          return std::to_string(units) + " of " + std::to_string(whole->allocatable) + " " +
+                                 std::string(pod.gpuResource) + " units free as kube-scheduler counts them, pod needs " +
+                                 std::to_string(need);
+                        })};
+              continue;
+            }
+          }
+        }
       } else {
         free = std::max<int64_t>(0, sc->allocatable - sc->used);
       }
@@ -318,6 +332,7 @@ std::optional<Args> parseArgs(const YAML::Node& node, std::string& error) {
   r.getInt("memoryWeight", mw, 0, 100);
   r.getInt("policyWeight", pw, 0, 100);
   r.getBool("steerCpuPods", a.steerCpuPods);
+  r.getBool("countWholeDevices", a.countWholeDevices);
   r.getString("productLabel", a.productLabel);
   if (!r.finish(error)) return std::nullopt;
   if (mw + pw == 0) {

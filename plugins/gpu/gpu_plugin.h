@@ -30,6 +30,10 @@ struct Args {
   int32_t memoryWeight = 1;               // memoryWeight: share of "more memory per GPU" in the score
   int32_t policyWeight = 3;               // policyWeight: share of binpack/spread in the score
   bool steerCpuPods = true;               // steerCpuPods: CPU-only pods prefer nodes without GPUs
+  // countWholeDevices: with per-GPU accounting, also hold the pod to the node's free count of its
+  // GPU resource, as kube-scheduler's own resource fit does (a shared pod takes a whole unit).
+  // Turn off when managedResources sets ignoredByScheduler: fleetsched is then the only judge.
+  bool countWholeDevices = true;
   std::string productLabel{kDefaultProductLabel};  // productLabel: selector key naming the GPU model
 };
 

@@ -96,6 +96,13 @@ INSTANTIATE_TEST_SUITE_P(
                    "2 of 8 nvidia.com/gpu free, pod needs 4"},
         FilterCase{"count only, enough", "", PodBuilder().gpu(2).build(),
                    NodeBuilder().scalar("nvidia.com/gpu", 8, 6).build(), Code::Success, ""},
+        // Three shared pods sit on GPU 0; kube-scheduler counts each as a whole nvidia.com/gpu.
+        FilterCase{"shared pods use up whole units", "", PodBuilder().gpu(1).milli(100).build(),
+                   NodeBuilder().gpus(4).used({600}).scalar("nvidia.com/gpu", 4, 4).build(), Code::Unschedulable,
+                   "0 of 4 nvidia.com/gpu units free as kube-scheduler counts them, pod needs 1"},
+        FilterCase{"whole units not counted when fleetsched is the only judge", "{countWholeDevices: false}",
+                   PodBuilder().gpu(1).milli(100).build(),
+                   NodeBuilder().gpus(4).used({600}).scalar("nvidia.com/gpu", 4, 4).build(), Code::Success, ""},
         FilterCase{"resource not configured is not a gpu", "", PodBuilder().request("nvidia.com/mig-1g.5gb", 1).build(),
                    NodeBuilder().build(), Code::Success, ""}));
 
