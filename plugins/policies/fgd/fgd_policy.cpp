@@ -1,0 +1,66 @@
+#include "plugins/policies/fgd/fgd_policy.h"
+
+#include <cmath>
+
+#include "plugins/policies/fgd/frag_cache.h"
+#include "plugins/policies/policy_common.h"
+
+namespace fleetsched::plugins::policies {
+
+int32_t fgdScoreOfDelta(double delta) {
+  if (delta == FragCache::kNoFit) return 0;
+  const double sigmoid = 1.0 / (1.0 + std::exp(-delta / 1000));
+  return static_cast<int32_t>(sigmoid * kMaxNodeScore);
+}
+
+namespace {
+
+class FgdPolicy final : public Plugin {
+ public:
+  explicit FgdPolicy(const FgdArgs& args) {
+    if (args.model) cache_ = std::make_unique<FragCache>(args.model);
+  }
+  std::string_view name() const override { return "FGD"; }
+  bool scores() const override { return true; }
+
+  void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
+    if (!cache_) {
+      for (auto& s : out) s = 0;
+      return;
+    }
+    const uint32_t podClass = cache_->podClassOf(state.pod);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out[i] = fgdScoreOfDelta(cache_->bestDelta(cache_->stateOf(*nodes[i]), podClass));
+    }
+  }
+
+  bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
+    const PodInfo& pod = state.pod;
+    if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
+    int best = -1;
+    int32_t bestScore = -1;
+    for (int i = 0; i < node.gpuCount; ++i) {
+      if (node.gpuFreeMilli(i) < pod.gpuMilli) continue;
+      const int32_t s = fgdScoreOfDelta(cache_->deltaOn(node, pod, i));
+      if (s > bestScore) {
+        bestScore = s;
+        best = i;
+      }
+    }
+    if (best < 0) return false;
+    out.count = 1;
+    out.index[0] = static_cast<uint8_t>(best);
+    out.milliEach = pod.gpuMilli;
+    return true;
+  }
+
+ private:
+  // A memo of a pure function of (node state, pod class): logically const.
+  mutable std::unique_ptr<FragCache> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> createFgdPolicy(const FgdArgs& args) { return std::make_unique<FgdPolicy>(args); }
+
+}  // namespace fleetsched::plugins::policies

@@ -1,0 +1,25 @@
+// FGD, fragmentation gradient descent (Weng et al., ATC '23), in parity mode: a node scores
+// floor(100 * sigmoid(Δ / 1000)) with Δ = F(x) − F(x ⊕ p) the drop in expected unusable GPU
+// (frag_model.h), maximised over the GPU a shared pod could take; no normalisation. A shared pod
+// gets the first GPU reaching the node's score; whole GPUs go to the lowest-index free ones.
+// Scoring goes through a FragCache, so it costs two array reads per node in the steady state.
+#pragma once
+
+#include <memory>
+
+#include "plugins/framework.h"
+#include "plugins/policies/fgd/frag_model.h"
+
+namespace fleetsched::plugins::policies {
+
+struct FgdArgs {
+  // The typical-pod model. Without one (nothing observed yet) every node scores 0.
+  std::shared_ptr<const FragModel> model;
+};
+
+std::unique_ptr<Plugin> createFgdPolicy(const FgdArgs& args);
+
+// floor(100 * sigmoid(delta / 1000)), exactly as the reference truncates it.
+int32_t fgdScoreOfDelta(double delta);
+
+}  // namespace fleetsched::plugins::policies
