@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <random>
 
 #include "plugins/annotations.h"
@@ -131,7 +133,15 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   }
   Cluster cluster(trace.nodes, std::move(names));
 
-  plugins::policies::PolicyArgs args{spec.seed, trace.typicalPods};
+  // One fragmentation cache serves the metric and, for FGD-style policies, the policy too: the
+  // driver refreshes it after each Reserve, as a server's cache writer would after a watch
+  // event, so decisions only read memoised scores.
+  auto frag = std::make_shared<plugins::policies::FragCache>(trace.typicalPods);
+  const bool eager = plugins::policies::policyUsesTypicalPods(spec.policy);
+  if (eager) {
+    for (const auto& object : trace.objects) frag->observePodClass(derivePodInfo(object));
+  }
+  plugins::policies::PolicyArgs args{spec.seed, trace.typicalPods, eager ? frag : nullptr};
   std::string error;
   auto policy = plugins::policies::createPolicy(spec.policy, args, &error);
   if (!policy) {
@@ -146,10 +156,11 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   Pipeline pipeline(std::move(filters), std::move(scorers));
 
   // Cluster fragmentation, kept up to date per placement (only the placed node changes).
-  plugins::policies::FragCache metric(trace.typicalPods);
+  plugins::policies::FragCache& metric = *frag;
   std::vector<double> nodeFrag(cluster.size());
   double fragSum = 0;
   for (uint32_t id = 0; id < cluster.size(); ++id) {
+    if (eager) metric.refresh(cluster.node(id));
     nodeFrag[id] = metric.fragmentationOf(metric.stateOf(cluster.node(id)));
     fragSum += nodeFrag[id];
   }
@@ -178,6 +189,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     if (d.node >= 0) {
       const auto id = static_cast<uint32_t>(d.node);
       cluster.reserve(id, d.pod, d.gpus);
+      if (eager) metric.refresh(cluster.node(id));
       const double f = metric.fragmentationOf(metric.stateOf(cluster.node(id)));
       fragSum += f - nodeFrag[id];
       nodeFrag[id] = f;
@@ -219,6 +231,27 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     res.fragmentation[b] = c == 0 ? std::nan("") : f / c;
   }
 
+  if (std::getenv("REPLAY_DIAG")) {  // TEMP diagnostic
+    int64_t wholeFree = 0, remnant = 0, wholeNoCpu = 0, wholeNoMem = 0, remnantNoCpu = 0;
+    for (uint32_t id = 0; id < cluster.size(); ++id) {
+      const auto& nd = cluster.node(id);
+      const int64_t cpu = nd.allocMilliCpu - nd.usedMilliCpu, mem = (nd.allocMemory - nd.usedMemory) >> 20;
+      for (int g = 0; g < nd.gpuCount; ++g) {
+        const int f = nd.gpuFreeMilli(g);
+        if (f == 1000) { wholeFree += f; if (cpu < 4000) wholeNoCpu += f; if (mem < 16384) wholeNoMem += f; }
+        else { remnant += f; if (cpu < 2000) remnantNoCpu += f; }
+      }
+    }
+    std::map<int, int> hist;
+    for (uint32_t id = 0; id < cluster.size(); ++id) {
+      const auto& nd = cluster.node(id);
+      for (int g = 0; g < nd.gpuCount; ++g) if (nd.gpuFreeMilli(g) > 0 && nd.gpuFreeMilli(g) < 1000) hist[nd.gpuFreeMilli(g) / 50 * 50]++;
+    }
+    for (auto [k, v] : hist) std::fprintf(stderr, "%d:%d ", k, v);
+    std::fprintf(stderr, "\nstates %zu\n", metric.stateCount());
+    std::fprintf(stderr, "%s %s %llu: wholeFree %lld (cpu<4c %lld, mem<16G %lld) remnant %lld (cpu<2c %lld)\n", trace.name.c_str(), spec.policy.c_str(),
+                 (unsigned long long)spec.seed, (long long)wholeFree, (long long)wholeNoCpu, (long long)wholeNoMem, (long long)remnant, (long long)remnantNoCpu);
+  }
   res.attempts = attempts;
   res.capacityMilli = capacity;
   res.arrivedMilli = arrived;

@@ -1,6 +1,7 @@
 #include "plugins/policies/policies.h"
 
 #include <array>
+#include <cstdlib>
 
 #include "plugins/policies/bestfit/best_fit_policy.h"
 #include "plugins/policies/clustering/gpu_clustering_policy.h"
@@ -27,8 +28,18 @@ std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& ar
   if (name == "clustering") return createGpuClusteringPolicy();
   if (name == "packing") return createGpuPackingPolicy();
   if (name == "bestfit") return createBestFitPolicy();
-  if (name == "fgd") return createFgdPolicy({args.typicalPods});
-  if (name == "fleet") return createFleetPolicy({args.typicalPods});
+  if (name == "fgd") return createFgdPolicy({args.typicalPods, args.fragCache});
+  if (name == "fleet") {
+    FleetArgs fa{args.typicalPods, args.fragCache};
+    if (const char* v = std::getenv("FLEET_VARIANT")) {  // TEMP: experiment hook
+      fa.exactDelta = v[0] == '1';
+      fa.mode = v[0] - '0';
+      fa.tieBreakCpuPods = v[1] - '0';
+      fa.tieBreakGpuPods = v[2] - '0';
+      fa.gpuWeight = std::atof(v + 3);
+    }
+    return createFleetPolicy(fa);
+  }
   if (error != nullptr) {
     error->assign("unknown policy \"").append(name).append("\" (known:");
     for (auto n : kNames) error->append(" ").append(n);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "plugins/framework.h"
+#include "plugins/policies/fgd/frag_cache.h"
 #include "plugins/policies/fgd/frag_model.h"
 
 namespace fleetsched::plugins::policies {
@@ -17,6 +18,7 @@ namespace fleetsched::plugins::policies {
 struct PolicyArgs {
   uint64_t seed = 0;                              // random
   std::shared_ptr<const FragModel> typicalPods;   // fgd, fleet
+  std::shared_ptr<FragCache> fragCache;           // fgd, fleet: optional, see FgdArgs::cache
 };
 
 // Short names, in the order reports list them.

@@ -7,18 +7,12 @@
 
 namespace fleetsched::plugins::policies {
 
-int32_t fgdScoreOfDelta(double delta) {
-  if (delta == FragCache::kNoFit) return 0;
-  const double sigmoid = 1.0 / (1.0 + std::exp(-delta / 1000));
-  return static_cast<int32_t>(sigmoid * kMaxNodeScore);
-}
-
 namespace {
 
 class FgdPolicy final : public Plugin {
  public:
-  explicit FgdPolicy(const FgdArgs& args) {
-    if (args.model) cache_ = std::make_unique<FragCache>(args.model);
+  explicit FgdPolicy(const FgdArgs& args) : cache_(args.cache) {
+    if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
   }
   std::string_view name() const override { return "FGD"; }
   bool scores() const override { return true; }
@@ -30,7 +24,7 @@ class FgdPolicy final : public Plugin {
     }
     const uint32_t podClass = cache_->podClassOf(state.pod);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      out[i] = fgdScoreOfDelta(cache_->bestDelta(cache_->stateOf(*nodes[i]), podClass));
+      out[i] = cache_->bestScore(cache_->stateOf(*nodes[i]), podClass);
     }
   }
 
@@ -56,7 +50,7 @@ class FgdPolicy final : public Plugin {
 
  private:
   // A memo of a pure function of (node state, pod class): logically const.
-  mutable std::unique_ptr<FragCache> cache_;
+  std::shared_ptr<FragCache> cache_;
 };
 
 }  // namespace

@@ -12,14 +12,16 @@
 
 namespace fleetsched::plugins::policies {
 
+class FragCache;
+
 struct FgdArgs {
   // The typical-pod model. Without one (nothing observed yet) every node scores 0.
   std::shared_ptr<const FragModel> model;
+  // Optional cache shared with the owner of the node records, who refreshes it when a node
+  // changes (FragCache::refresh); built from `model` when absent.
+  std::shared_ptr<FragCache> cache;
 };
 
 std::unique_ptr<Plugin> createFgdPolicy(const FgdArgs& args);
-
-// floor(100 * sigmoid(delta / 1000)), exactly as the reference truncates it.
-int32_t fgdScoreOfDelta(double delta);
 
 }  // namespace fleetsched::plugins::policies

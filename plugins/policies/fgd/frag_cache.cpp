@@ -25,7 +25,20 @@ size_t FragCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-FragCache::FragCache(std::shared_ptr<const FragModel> model) : model_(std::move(model)) {}
+FragCache::FragCache(std::shared_ptr<const FragModel> model) : model_(std::move(model)) {
+  for (const auto& c : model_->classes()) cpuThresholds_.push_back(c.pod.milliCpu);
+  std::sort(cpuThresholds_.begin(), cpuThresholds_.end());
+  cpuThresholds_.erase(std::unique(cpuThresholds_.begin(), cpuThresholds_.end()), cpuThresholds_.end());
+}
+
+double FragCache::fragmentationMemo(uint32_t access, int64_t cpuLeft, const int32_t* freeDesc, int count) {
+  const auto level = std::upper_bound(cpuThresholds_.begin(), cpuThresholds_.end(), cpuLeft) - cpuThresholds_.begin();
+  Key key{access, static_cast<uint32_t>(count), static_cast<int64_t>(level), {}};
+  for (int i = 0; i < count; ++i) key.free[i] = static_cast<int16_t>(freeDesc[i]);
+  auto [it, inserted] = fragMemo_.try_emplace(key, 0.0);
+  if (inserted) it->second = model_->fragmentation(access_[access].data(), cpuLeft, {freeDesc, static_cast<size_t>(count)});
+  return it->second;
+}
 
 uint32_t FragCache::accessRow(std::string_view model) {
   auto it = accessIds_.find(model);
@@ -47,7 +60,7 @@ uint32_t FragCache::intern(uint32_t access, int64_t cpuLeft, const NodeInfo& nod
   for (int i = 0; i < s.gpuCount; ++i) key.free[i] = static_cast<int16_t>(s.free[i]);
   auto [it, inserted] = stateIds_.try_emplace(key, static_cast<uint32_t>(states_.size()));
   if (inserted) {
-    s.frag = model_->fragmentation(access_[access].data(), cpuLeft, {s.free.data(), s.gpuCount});
+    s.frag = fragmentationMemo(access, cpuLeft, s.free.data(), s.gpuCount);
     states_.push_back(s);
   }
   return it->second;
@@ -57,8 +70,10 @@ void FragCache::resetIfHuge() {
   if (states_.size() < kMaxStates) return;
   stateIds_.clear();
   states_.clear();
+  fragMemo_.clear();
   for (auto& n : nodes_) n.valid = false;
   for (auto& d : delta_) d.clear();
+  for (auto& d : score_) d.clear();
 }
 
 uint32_t FragCache::stateOf(const NodeInfo& node) {
@@ -89,6 +104,7 @@ uint32_t FragCache::podClassOf(const PodInfo& pod) {
   if (inserted) {
     podClasses_.push_back({pod.milliCpu, milli, count});
     delta_.emplace_back();
+    score_.emplace_back();
   }
   return it->second;
 }
@@ -96,7 +112,7 @@ uint32_t FragCache::podClassOf(const PodInfo& pod) {
 // Δ after taking p's CPU and, for GPU pods, p's share from the free list. freeIndex >= 0 names
 // the GPU (a position in the descending list) a shared pod goes to; -1 packs like the reference
 // allocator: the tightest GPUs that fit, ascending.
-double FragCache::deltaAfter(const State& s, const PodShape& p, int freeIndex) const {
+double FragCache::deltaAfter(const State& s, const PodShape& p, int freeIndex) {
   std::array<int32_t, kMaxGpusPerNode> free = s.free;
   if (p.gpuCount > 0) {
     if (freeIndex >= 0) {
@@ -111,9 +127,15 @@ double FragCache::deltaAfter(const State& s, const PodShape& p, int freeIndex) c
       }
       if (need > 0) return kNoFit;
     }
+    // Back to descending order; at most a few shares moved, so insertion sort is cheapest.
+    for (int i = 1; i < s.gpuCount; ++i) {
+      const int32_t v = free[i];
+      int j = i;
+      for (; j > 0 && free[j - 1] < v; --j) free[j] = free[j - 1];
+      free[j] = v;
+    }
   }
-  const double after = model_->fragmentation(access_[s.access].data(), s.cpuLeft - p.milliCpu, {free.data(), s.gpuCount});
-  return s.frag - after;
+  return s.frag - fragmentationMemo(s.access, s.cpuLeft - p.milliCpu, free.data(), s.gpuCount);
 }
 
 double FragCache::bestDelta(uint32_t state, uint32_t podClass) {
@@ -135,6 +157,11 @@ double FragCache::bestDelta(uint32_t state, uint32_t podClass) {
   }
   memo = best;
   return best;
+}
+
+void FragCache::refresh(const NodeInfo& node) {
+  const uint32_t state = stateOf(node);
+  for (uint32_t c = 0; c < podClasses_.size(); ++c) bestScore(state, c);
 }
 
 double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {

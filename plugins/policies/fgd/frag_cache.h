@@ -38,10 +38,25 @@ class FragCache {
   // max over the GPU choices FGD considers of F(x) − F(x ⊕ p): every GPU that fits for a shared
   // pod, the tightest fitting GPUs otherwise, no GPU for a CPU pod. kNoFit when nothing fits.
   double bestDelta(uint32_t state, uint32_t podClass);
+  // fgdScoreOfDelta(bestDelta(...)), memoised too: the exp() per node is what remains otherwise.
+  int32_t bestScore(uint32_t state, uint32_t podClass) {
+    auto& column = score_[podClass];
+    if (column.size() <= state) column.resize(states_.size(), -1);
+    if (column[state] < 0) column[state] = static_cast<int8_t>(fgdScoreOfDelta(bestDelta(state, podClass)));
+    return column[state];
+  }
 
   // Δ of putting `pod` on GPU `gpu` of `node` (shared pods), or on the GPUs the packer picks
   // when gpu < 0. Not memoised: used once per pod, at GPU selection.
   double deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu);
+
+  // Re-interns `node` after its use changed and computes Δ and the score for every pod class
+  // seen so far, so the next scoring pass finds them memoised. The owner of the node records
+  // (the replay driver after Reserve, the cache writer after a watch event) calls it, which
+  // keeps that work off the request path.
+  void refresh(const NodeInfo& node);
+  // Registers a pod class ahead of its first pod (the replay knows them from the trace).
+  void observePodClass(const PodInfo& pod) { podClassOf(pod); }
 
   // F(x) of a node computed from scratch (tests, reports).
   double fragmentationFromScratch(const NodeInfo& node);
@@ -81,9 +96,13 @@ class FragCache {
     int32_t gpuCount;
   };
 
+  // F through a memo keyed on (model access row, CPU level, sorted shares): F depends on the CPU
+  // left only through which class CPU requests it covers, so many states share one entry.
+  // `freeDesc` must be sorted descending.
+  double fragmentationMemo(uint32_t access, int64_t cpuLeft, const int32_t* freeDesc, int count);
   uint32_t accessRow(std::string_view model);
   uint32_t intern(uint32_t access, int64_t cpuLeft, const NodeInfo& node);
-  double deltaAfter(const State& s, const PodShape& p, int freeIndex) const;
+  double deltaAfter(const State& s, const PodShape& p, int freeIndex);
   void resetIfHuge();
 
   std::shared_ptr<const FragModel> model_;
@@ -95,6 +114,9 @@ class FragCache {
   std::unordered_map<uint64_t, uint32_t> podClassIds_;
   std::vector<PodShape> podClasses_;
   std::vector<std::vector<double>> delta_;  // [podClass][state]; NaN = not computed yet
+  std::vector<std::vector<int8_t>> score_;  // [podClass][state]; -1 = not computed yet
+  std::vector<int64_t> cpuThresholds_;      // distinct class CPU requests, ascending
+  std::unordered_map<Key, double, KeyHash> fragMemo_;  // Key::cpuLeft holds the CPU level
 };
 
 }  // namespace fleetsched::plugins::policies

@@ -1,5 +1,7 @@
 #include "plugins/policies/fgd/frag_model.h"
 
+#include <cmath>
+
 namespace fleetsched::plugins::policies {
 
 FragModel::FragModel(std::vector<TypicalClass> classes) : classes_(std::move(classes)) {
@@ -80,6 +82,12 @@ double FragModel::fragmentation(const uint8_t* access, int64_t cpuLeft, std::spa
     if (i != kQ3Satisfied) f += b[i];
   }
   return f;
+}
+
+int32_t fgdScoreOfDelta(double delta) {
+  if (std::isinf(delta) && delta < 0) return 0;
+  const double sigmoid = 1.0 / (1.0 + std::exp(-delta / 1000));
+  return static_cast<int32_t>(sigmoid * 100);
 }
 
 }  // namespace fleetsched::plugins::policies

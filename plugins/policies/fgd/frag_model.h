@@ -48,4 +48,8 @@ class FragModel {
   std::vector<double> popularity_;
 };
 
+// FGD's node score for a fragmentation drop: floor(100 * sigmoid(delta / 1000)), truncated as
+// the reference does; 0 for -infinity (the pod does not fit).
+int32_t fgdScoreOfDelta(double delta);
+
 }  // namespace fleetsched::plugins::policies

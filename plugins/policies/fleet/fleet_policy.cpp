@@ -17,16 +17,15 @@ namespace {
 constexpr double kDeltaEpsilon = 1e-6;
 
 struct Rank {
-  double delta;
-  int64_t idleAfter;  // tie-break 1: less idle GPU left on the node
-  int64_t cpuAfter;   // tie-break 2: less CPU left
+  double delta;       // the primary key (Δ, or FGD's integer score)
+  int64_t secondary;  // smaller wins; equal ranks fall to the name order
 };
 
 bool better(const Rank& a, const Rank& b) {
   if (std::abs(a.delta - b.delta) > kDeltaEpsilon) return a.delta > b.delta;
-  if (a.idleAfter != b.idleAfter) return a.idleAfter < b.idleAfter;
-  return a.cpuAfter < b.cpuAfter;
+  return a.secondary < b.secondary;
 }
+bool same(const Rank& a, const Rank& b) { return std::abs(a.delta - b.delta) <= kDeltaEpsilon && a.secondary == b.secondary; }
 
 struct Scratch final : PluginState {
   std::vector<Rank> ranks;
@@ -34,8 +33,22 @@ struct Scratch final : PluginState {
 
 class FleetPolicy final : public Plugin {
  public:
-  explicit FleetPolicy(const FleetArgs& args) {
-    if (args.model) cache_ = std::make_unique<FragCache>(args.model);
+  explicit FleetPolicy(const FleetArgs& args)
+      : exact_(args.exactDelta), mode_(args.mode), tieCpu_(args.tieBreakCpuPods), tieGpu_(args.tieBreakGpuPods) {
+    if (!args.model) return;
+    if (args.gpuWeight <= 0) {
+      cache_ = args.cache ? args.cache : std::make_shared<FragCache>(args.model);
+      return;
+    }
+    auto classes = args.model->classes();
+    double total = 0;
+    for (auto& c : classes) {
+      c.popularity = static_cast<double>(c.count) *
+                     (1 + args.gpuWeight * c.pod.gpuCount * c.pod.gpuMilli / double{kMilliPerGpu});
+      total += c.popularity;
+    }
+    for (auto& c : classes) c.popularity /= total;
+    cache_ = std::make_shared<FragCache>(std::make_shared<FragModel>(std::move(classes)));
   }
   std::string_view name() const override { return "Fleet"; }
   bool scores() const override { return true; }
@@ -54,7 +67,25 @@ class FleetPolicy final : public Plugin {
       const double delta = cache_ ? cache_->bestDelta(cache_->stateOf(n), podClass) : 0;
       out[i] = fgdScoreOfDelta(delta);
       if (scratch != nullptr) {
-        scratch->ranks[i] = {delta, idleGpuMilli(n) - pod.gpuTotalMilli(), cpuLeft(n) - pod.milliCpu};
+        int64_t secondary = 0;
+        const int tieBreak_ = pod.wantsGpu() ? tieGpu_ : tieCpu_;
+        if (tieBreak_ == 1) secondary = idleGpuMilli(n) - pod.gpuTotalMilli();
+        if (tieBreak_ == 2) secondary = -(idleGpuMilli(n) - pod.gpuTotalMilli());
+        if (tieBreak_ == 3) secondary = cpuLeft(n) - pod.milliCpu;
+        if (tieBreak_ == 4) secondary = -static_cast<int64_t>(delta * 1000);
+        double primary = static_cast<double>(out[i]);
+        if (mode_ == 1) primary = delta;
+        if (mode_ == 2) primary = fgdScoreOfDelta(delta * 8 / std::max<int>(1, n.gpuCount));
+        if (mode_ == 3) primary = fgdScoreOfDelta(delta * 2);
+        if (mode_ == 4) primary = fgdScoreOfDelta(delta / 2);
+        if (mode_ == 5) primary = fgdScoreOfDelta(isSharedGpuPod(pod) ? delta : delta / 2);
+        if (mode_ == 6) primary = fgdScoreOfDelta(isSharedGpuPod(pod) ? delta : delta / 4);
+        if (tieBreak_ == 7) {
+          secondary = static_cast<int64_t>(idleGpuMilli(n) - cache_->fragmentationOf(cache_->stateOf(n)));
+        }
+        if (tieBreak_ == 5) secondary = n.gpuCount;
+        if (tieBreak_ == 6) secondary = -n.gpuCount;
+        scratch->ranks[i] = {primary, secondary};
       }
     }
   }
@@ -72,7 +103,7 @@ class FleetPolicy final : public Plugin {
     }
     const double hi = r[best].delta;
     for (size_t i = 0; i < r.size(); ++i) {
-      if (i == best) {
+      if (same(r[i], r[best])) {
         scores[i] = kMaxNodeScore;
       } else if (hi - lo <= kDeltaEpsilon || r[i].delta == FragCache::kNoFit) {
         scores[i] = 0;
@@ -105,7 +136,11 @@ class FleetPolicy final : public Plugin {
   }
 
  private:
-  mutable std::unique_ptr<FragCache> cache_;  // memo of a pure function: logically const
+  bool exact_;
+  int mode_;
+  int tieCpu_, tieGpu_;
+  // A memo of a pure function of (node state, pod class): logically const.
+  std::shared_ptr<FragCache> cache_;
 };
 
 }  // namespace

@@ -14,8 +14,19 @@
 
 namespace fleetsched::plugins::policies {
 
+class FragCache;
+
 struct FleetArgs {
   std::shared_ptr<const FragModel> model;
+  std::shared_ptr<FragCache> cache;  // as FgdArgs::cache
+  // Ranking knobs, kept while measuring which wins.
+  bool exactDelta = true;
+  int mode = 1;  // rank by Δ itself rather than FGD's integer score
+  // 0: name only, 1: least idle GPU left, 2: most idle GPU left, 3: least CPU left
+  int tieBreakCpuPods = 1;
+  int tieBreakGpuPods = 1;
+  // > 0: re-weight the typical classes by count × (1 + gpuWeight × GPUs requested).
+  double gpuWeight = 0;
 };
 
 std::unique_ptr<Plugin> createFleetPolicy(const FleetArgs& args);
