@@ -4,8 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <random>
 
 #include "plugins/annotations.h"
@@ -55,9 +53,8 @@ std::shared_ptr<const TraceData> prepareTrace(std::string name, std::vector<Node
   t->nodes = std::move(nodes);
   t->pods = std::move(pods);
 
-  plugins::policies::TypicalPods typical;
-  for (const auto& p : t->pods) typical.observe({p.milliCpu, p.gpuMilli, p.gpuCount, p.gpuCount > 0 ? p.gpuSpec : ""});
-  t->typicalPods = std::make_shared<plugins::policies::FragModel>(typical.classes());
+  for (const auto& p : t->pods) t->typical.observe({p.milliCpu, p.gpuMilli, p.gpuCount, p.gpuCount > 0 ? p.gpuSpec : ""});
+  t->typicalPods = std::make_shared<plugins::policies::FragModel>(t->typical.classes());
 
   // Annotation values first (their storage must not move once objects view it).
   t->annotationValues.reserve(t->pods.size());
@@ -133,15 +130,16 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   }
   Cluster cluster(trace.nodes, std::move(names));
 
-  // One fragmentation cache serves the metric and, for FGD-style policies, the policy too: the
-  // driver refreshes it after each Reserve, as a server's cache writer would after a watch
-  // event, so decisions only read memoised scores.
-  auto frag = std::make_shared<plugins::policies::FragCache>(trace.typicalPods);
-  const bool eager = plugins::policies::policyUsesTypicalPods(spec.policy);
-  if (eager) {
+  // FGD-style policies share their fragmentation cache with the driver, which refreshes it after
+  // each Reserve as a server's cache writer would after a watch event, so decisions only read
+  // memoised scores.
+  const auto model = plugins::policies::fragModelFor(spec.policy, trace.typical);
+  const auto frag = plugins::policies::fragCacheFor(spec.policy, model);
+  if (frag) {
     for (const auto& object : trace.objects) frag->observePodClass(derivePodInfo(object));
+    for (uint32_t id = 0; id < cluster.size(); ++id) frag->refresh(cluster.node(id));
   }
-  plugins::policies::PolicyArgs args{spec.seed, trace.typicalPods, eager ? frag : nullptr};
+  plugins::policies::PolicyArgs args{spec.seed, model, frag};
   std::string error;
   auto policy = plugins::policies::createPolicy(spec.policy, args, &error);
   if (!policy) {
@@ -156,11 +154,11 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   Pipeline pipeline(std::move(filters), std::move(scorers));
 
   // Cluster fragmentation, kept up to date per placement (only the placed node changes).
-  plugins::policies::FragCache& metric = *frag;
+  // The metric always measures with the published typical pods.
+  plugins::policies::FragCache metric(trace.typicalPods);
   std::vector<double> nodeFrag(cluster.size());
   double fragSum = 0;
   for (uint32_t id = 0; id < cluster.size(); ++id) {
-    if (eager) metric.refresh(cluster.node(id));
     nodeFrag[id] = metric.fragmentationOf(metric.stateOf(cluster.node(id)));
     fragSum += nodeFrag[id];
   }
@@ -189,7 +187,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     if (d.node >= 0) {
       const auto id = static_cast<uint32_t>(d.node);
       cluster.reserve(id, d.pod, d.gpus);
-      if (eager) metric.refresh(cluster.node(id));
+      if (frag) frag->refresh(cluster.node(id));
       const double f = metric.fragmentationOf(metric.stateOf(cluster.node(id)));
       fragSum += f - nodeFrag[id];
       nodeFrag[id] = f;
@@ -231,27 +229,6 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     res.fragmentation[b] = c == 0 ? std::nan("") : f / c;
   }
 
-  if (std::getenv("REPLAY_DIAG")) {  // TEMP diagnostic
-    int64_t wholeFree = 0, remnant = 0, wholeNoCpu = 0, wholeNoMem = 0, remnantNoCpu = 0;
-    for (uint32_t id = 0; id < cluster.size(); ++id) {
-      const auto& nd = cluster.node(id);
-      const int64_t cpu = nd.allocMilliCpu - nd.usedMilliCpu, mem = (nd.allocMemory - nd.usedMemory) >> 20;
-      for (int g = 0; g < nd.gpuCount; ++g) {
-        const int f = nd.gpuFreeMilli(g);
-        if (f == 1000) { wholeFree += f; if (cpu < 4000) wholeNoCpu += f; if (mem < 16384) wholeNoMem += f; }
-        else { remnant += f; if (cpu < 2000) remnantNoCpu += f; }
-      }
-    }
-    std::map<int, int> hist;
-    for (uint32_t id = 0; id < cluster.size(); ++id) {
-      const auto& nd = cluster.node(id);
-      for (int g = 0; g < nd.gpuCount; ++g) if (nd.gpuFreeMilli(g) > 0 && nd.gpuFreeMilli(g) < 1000) hist[nd.gpuFreeMilli(g) / 50 * 50]++;
-    }
-    for (auto [k, v] : hist) std::fprintf(stderr, "%d:%d ", k, v);
-    std::fprintf(stderr, "\nstates %zu\n", metric.stateCount());
-    std::fprintf(stderr, "%s %s %llu: wholeFree %lld (cpu<4c %lld, mem<16G %lld) remnant %lld (cpu<2c %lld)\n", trace.name.c_str(), spec.policy.c_str(),
-                 (unsigned long long)spec.seed, (long long)wholeFree, (long long)wholeNoCpu, (long long)wholeNoMem, (long long)remnant, (long long)remnantNoCpu);
-  }
   res.attempts = attempts;
   res.capacityMilli = capacity;
   res.arrivedMilli = arrived;

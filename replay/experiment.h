@@ -29,7 +29,10 @@ struct TraceData {
   // and fleetsched.io/gpu-models annotations. Views point into `pods` and `annotationValues`.
   std::vector<codec::Pod> objects;
   std::vector<std::string> annotationValues;
-  // FGD's typical pods, learned from the trace before tuning (CPU-only pods included).
+  // Pod classes counted over the trace before tuning (CPU-only pods included); each policy cuts
+  // its typical pods from them (plugins::policies::fragModelFor).
+  plugins::policies::TypicalPods typical;
+  // The published cut (95 %), which the fragmentation metric uses whatever the policy.
   std::shared_ptr<const plugins::policies::FragModel> typicalPods;
 };
 

@@ -1,7 +1,6 @@
 #include "plugins/policies/policies.h"
 
 #include <array>
-#include <cstdlib>
 
 #include "plugins/policies/bestfit/best_fit_policy.h"
 #include "plugins/policies/clustering/gpu_clustering_policy.h"
@@ -22,6 +21,18 @@ std::span<const std::string_view> policyNames() { return kNames; }
 
 bool policyUsesTypicalPods(std::string_view name) { return name == "fgd" || name == "fleet"; }
 
+std::shared_ptr<const FragModel> fragModelFor(std::string_view name, const TypicalPods& typical) {
+  if (name == "fgd") return std::make_shared<FragModel>(typical.classes(TypicalPods::kDefaultKeepPercent));
+  if (name == "fleet") return std::make_shared<FragModel>(typical.classes(kFleetKeepPercent));
+  return nullptr;
+}
+
+std::shared_ptr<FragCache> fragCacheFor(std::string_view name, std::shared_ptr<const FragModel> model) {
+  if (!model) return nullptr;
+  if (name == "fleet") return std::make_shared<FragCache>(std::move(model), FragCache::ScoreScale{1000, kFleetCoarseScale});
+  return std::make_shared<FragCache>(std::move(model));
+}
+
 std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& args, std::string* error) {
   if (name == "random") return createRandomPolicy({args.seed});
   if (name == "dotprod") return createDotProductPolicy();
@@ -29,17 +40,7 @@ std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& ar
   if (name == "packing") return createGpuPackingPolicy();
   if (name == "bestfit") return createBestFitPolicy();
   if (name == "fgd") return createFgdPolicy({args.typicalPods, args.fragCache});
-  if (name == "fleet") {
-    FleetArgs fa{args.typicalPods, args.fragCache};
-    if (const char* v = std::getenv("FLEET_VARIANT")) {  // TEMP: experiment hook
-      fa.exactDelta = v[0] == '1';
-      fa.mode = v[0] - '0';
-      fa.tieBreakCpuPods = v[1] - '0';
-      fa.tieBreakGpuPods = v[2] - '0';
-      fa.gpuWeight = std::atof(v + 3);
-    }
-    return createFleetPolicy(fa);
-  }
+  if (name == "fleet") return createFleetPolicy({args.typicalPods, args.fragCache});
   if (error != nullptr) {
     error->assign("unknown policy \"").append(name).append("\" (known:");
     for (auto n : kNames) error->append(" ").append(n);

@@ -25,7 +25,9 @@ size_t FragCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-FragCache::FragCache(std::shared_ptr<const FragModel> model) : model_(std::move(model)) {
+FragCache::FragCache(std::shared_ptr<const FragModel> model) : FragCache(std::move(model), ScoreScale{}) {}
+
+FragCache::FragCache(std::shared_ptr<const FragModel> model, ScoreScale scale) : model_(std::move(model)), scale_(scale) {
   for (const auto& c : model_->classes()) cpuThresholds_.push_back(c.pod.milliCpu);
   std::sort(cpuThresholds_.begin(), cpuThresholds_.end());
   cpuThresholds_.erase(std::unique(cpuThresholds_.begin(), cpuThresholds_.end()), cpuThresholds_.end());
@@ -102,7 +104,8 @@ uint32_t FragCache::podClassOf(const PodInfo& pod) {
                        static_cast<uint64_t>(count);
   auto [it, inserted] = podClassIds_.try_emplace(key, static_cast<uint32_t>(podClasses_.size()));
   if (inserted) {
-    podClasses_.push_back({pod.milliCpu, milli, count});
+    const bool shared = count == 1 && milli < kMilliPerGpu;
+    podClasses_.push_back({pod.milliCpu, milli, count, shared ? scale_.sharedPods : scale_.otherPods});
     delta_.emplace_back();
     score_.emplace_back();
   }
@@ -166,7 +169,7 @@ void FragCache::refresh(const NodeInfo& node) {
 
 double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {
   const State& s = states_[stateOf(node)];
-  const PodShape p{pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0};
+  const PodShape p{pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0, 1000};
   if (gpu < 0) return deltaAfter(s, p, -1);
   const int32_t share = node.gpuFreeMilli(gpu);
   for (int j = 0; j < s.gpuCount; ++j) {

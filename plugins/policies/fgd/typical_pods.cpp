@@ -20,7 +20,7 @@ void TypicalPods::observe(const PodInfo& pod, std::string_view models) {
   observe(c);
 }
 
-std::vector<TypicalClass> TypicalPods::classes() const {
+std::vector<TypicalClass> TypicalPods::classes(double keepPercent) const {
   std::vector<TypicalClass> all;
   all.reserve(counts_.size());
   for (const auto& [pod, count] : counts_) all.push_back({pod, count, 0});
@@ -32,7 +32,7 @@ std::vector<TypicalClass> TypicalPods::classes() const {
     if (a.pod.gpuCount != b.pod.gpuCount) return a.pod.gpuCount > b.pod.gpuCount;
     return a.pod.models > b.pod.models;
   });
-  const double wanted = keepPercent_ * static_cast<double>(observed_) / 100.0;
+  const double wanted = (keepPercent < 0 ? keepPercent_ : keepPercent) * static_cast<double>(observed_) / 100.0;
   double kept = 0;
   size_t n = 0;
   while (n < all.size() && kept < wanted) kept += static_cast<double>(all[n++].count);

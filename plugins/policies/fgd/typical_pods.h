@@ -41,8 +41,8 @@ class TypicalPods {
   // `models` is the pod's allowed-model list (fleetsched.io/gpu-models), empty for any model.
   void observe(const PodInfo& pod, std::string_view models);
 
-  // The kept classes, most popular first.
-  std::vector<TypicalClass> classes() const;
+  // The kept classes, most popular first; keepPercent < 0 uses the constructor's.
+  std::vector<TypicalClass> classes(double keepPercent = -1) const;
   uint64_t observed() const { return observed_; }
   // Changes whenever the result of classes() may change.
   uint64_t generation() const { return observed_; }
