@@ -136,7 +136,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   const auto model = plugins::policies::fragModelFor(spec.policy, trace.typical);
   const auto frag = plugins::policies::fragCacheFor(spec.policy, model);
   if (frag) {
-    for (const auto& object : trace.objects) frag->observePodClass(derivePodInfo(object));
+    for (const auto& object : trace.objects) frag->observePodClass(podInfoOf(object));
     for (uint32_t id = 0; id < cluster.size(); ++id) frag->refresh(cluster.node(id));
   }
   plugins::policies::PolicyArgs args{spec.seed, model, frag};
@@ -146,12 +146,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     std::fprintf(stderr, "replay: %s\n", error.c_str());
     return res;
   }
-  std::vector<std::unique_ptr<plugins::Plugin>> filters;
-  filters.push_back(createResourceFitFilter());
-  filters.push_back(createGpuFitFilter());
-  std::vector<std::pair<std::unique_ptr<plugins::Plugin>, int32_t>> scorers;
-  scorers.emplace_back(std::move(policy), 1);
-  Pipeline pipeline(std::move(filters), std::move(scorers));
+  Pipeline pipeline(std::move(policy));
 
   // Cluster fragmentation, kept up to date per placement (only the placed node changes).
   // The metric always measures with the published typical pods.

@@ -1,28 +1,19 @@
-// The in-process scheduling cycle the replay drives for each pod: PreFilter → Filter → PreScore →
-// Score → NormalizeScore → pick → GPU selection, over plugins::Plugin objects as the server runs
-// them. The pick is the highest weighted score; equal scores go to the smallest node name (the
-// published kube-scheduler fork's rule).
-//
-// Interim: until the plugins branch's Profile, derivePodInfo and GPU/Fit filters land, this file
-// carries minimal equivalents (resource fit for CPU/memory/pods; GPU count, per-GPU share and
-// fleetsched.io/gpu-models constraint). They read the same codec::Pod fields and annotations.
+// The in-process scheduling cycle the replay drives for each pod, through the same
+// plugins::Profile the server runs: derivePodInfo → PreFilter → Filter (Fit, GPU) → Score
+// (the policy) → pick → GPU selection. The pick is the highest weighted total; equal totals go
+// to the smallest node name (the published kube-scheduler fork's rule).
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "codec/model.h"
 #include "plugins/framework.h"
+#include "plugins/profile.h"
 #include "replay/cluster.h"
 
 namespace fleetsched::replay {
-
-// CPU, memory and GPU demand of a pod: cpu/memory requests, nvidia.com/gpu count, and the
-// per-GPU share from fleetsched.io/gpu-milli (whole GPUs when absent).
-plugins::PodInfo derivePodInfo(const codec::Pod& pod);
-
-std::unique_ptr<plugins::Plugin> createResourceFitFilter();
-std::unique_ptr<plugins::Plugin> createGpuFitFilter();
 
 struct Decision {
   int node = -1;  // -1: no feasible node
@@ -32,21 +23,23 @@ struct Decision {
 
 class Pipeline {
  public:
-  // Filters run in order; the scorers' weighted sum ranks. GPU selection asks the scorers in
-  // order, then falls back to best fit.
-  Pipeline(std::vector<std::unique_ptr<plugins::Plugin>> filters,
-           std::vector<std::pair<std::unique_ptr<plugins::Plugin>, int32_t>> scorers);
+  // Fit and GPU filters (the GPU plugin's own score is left out: the policy alone ranks, as in
+  // the published runs), then `policy` with weight 1.
+  explicit Pipeline(std::unique_ptr<plugins::Plugin> policy);
 
   Decision decide(const codec::Pod& pod, const Cluster& cluster);
 
+  const plugins::Profile& profile() const { return profile_; }
+
  private:
-  std::vector<std::unique_ptr<plugins::Plugin>> filters_;
-  std::vector<std::pair<std::unique_ptr<plugins::Plugin>, int32_t>> scorers_;
+  plugins::Profile profile_;
   // Reused per pod, so the steady state allocates nothing per node.
+  plugins::CycleState state_;
+  plugins::ProfileScratch scratch_;
   std::vector<plugins::Status> verdicts_;
-  std::vector<const plugins::NodeInfo*> feasible_;
-  std::vector<int32_t> scratch_;
-  std::vector<int64_t> total_;
 };
+
+// PodInfo as the profile derives it (for registering pod classes ahead of the run).
+plugins::PodInfo podInfoOf(const codec::Pod& pod);
 
 }  // namespace fleetsched::replay

@@ -56,14 +56,9 @@ void BM_Decide(benchmark::State& state) {
   const auto model = plugins::policies::fragModelFor(policy, trace->typical);
   const auto frag = plugins::policies::fragCacheFor(policy, model);
   if (frag) {
-    for (const auto& o : trace->objects) frag->observePodClass(derivePodInfo(o));
+    for (const auto& o : trace->objects) frag->observePodClass(podInfoOf(o));
   }
-  std::vector<std::unique_ptr<plugins::Plugin>> filters;
-  filters.push_back(createResourceFitFilter());
-  filters.push_back(createGpuFitFilter());
-  std::vector<std::pair<std::unique_ptr<plugins::Plugin>, int32_t>> scorers;
-  scorers.emplace_back(plugins::policies::createPolicy(policy, {42, model, frag}, nullptr), 1);
-  Pipeline pipeline(std::move(filters), std::move(scorers));
+  Pipeline pipeline(plugins::policies::createPolicy(policy, {42, model, frag}, nullptr));
   if (frag) {
     for (uint32_t id = 0; id < cluster.size(); ++id) frag->refresh(cluster.node(id));
   }

@@ -12,6 +12,7 @@
 #include "plugins/policies/fgd/typical_pods.h"
 #include "plugins/policies/packing/gpu_packing_policy.h"
 #include "plugins/policies/policies.h"
+#include "plugins/registry.h"
 #include "plugins/policies/policy_common.h"
 #include "tests/replay/node_builder.h"
 
@@ -211,6 +212,56 @@ TEST(Random, SameSeedAndPodSameNode) {
   int differs = 0;
   for (uint64_t s = 43; s < 53; ++s) differs += pick(s) != pick(42);
   EXPECT_GT(differs, 0);
+}
+
+}  // namespace
+}  // namespace fleetsched::plugins::policies
+
+namespace fleetsched::plugins::policies {
+namespace {
+
+struct NoCluster : ClusterState {
+  uint32_t zoneCount() const override { return 1; }
+  void workloadZoneCounts(std::string_view, std::span<uint32_t>) const override {}
+};
+
+TEST(RegistryTable, PoliciesAreRegisteredByPluginName) {
+  for (const char* name : {"Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD", "Fleet"}) {
+    std::string error;
+    auto p = createPlugin(name, YAML::Node(), error);
+    ASSERT_NE(p, nullptr) << name << ": " << error;
+    EXPECT_EQ(p->name(), name);
+    EXPECT_TRUE(p->scores());
+  }
+  std::string error;
+  EXPECT_EQ(createPlugin("FGD", YAML::Load("{typicalPods: 3}"), error), nullptr);
+  EXPECT_NE(error.find("typicalPods"), std::string::npos) << error;
+  EXPECT_NE(createPlugin("Random", YAML::Load("{seed: 7}"), error), nullptr) << error;
+}
+
+TEST(FgdOnline, LearnsTypicalPodsFromThePodsItSees) {
+  std::string error;
+  auto fgd = createPlugin("FGD", YAML::Node(), error);
+  ASSERT_NE(fgd, nullptr) << error;
+  NoCluster cluster;
+  // Whole-GPU pods only: a node whose free GPU is split is fragmented for them.
+  const auto whole = NodeBuilder().id(0).gpus(2, "A").cpu(64000).used({1000, 0}).build();
+  const auto split = NodeBuilder().id(1).gpus(2, "A").cpu(64000).used({500, 500}).build();
+  const NodeInfo* nodes[] = {&whole, &split};
+  CycleState state;
+  for (int i = 0; i < 8; ++i) {
+    state.reset();
+    state.pod = podInfo(4000, 1, 1000);
+    ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());
+  }
+  // A 500 pod: on `split` it closes a fragment (Δ > 0); on `whole` it breaks the free GPU.
+  state.reset();
+  state.pod = podInfo(1000, 1, 500);
+  ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());
+  int32_t scores[2] = {-1, -1};
+  fgd->score(state, 0, nodes, scores);
+  EXPECT_GT(scores[1], scores[0]);
+  EXPECT_GT(scores[1], 50);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "plugins/policies/fgd/frag_cache.h"
+#include "plugins/policies/fgd/online_typical.h"
 #include "plugins/policies/policy_common.h"
 
 namespace fleetsched::plugins::policies {
@@ -13,9 +14,15 @@ class FgdPolicy final : public Plugin {
  public:
   explicit FgdPolicy(const FgdArgs& args) : cache_(args.cache) {
     if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, FragCache::ScoreScale{});
   }
-  std::string_view name() const override { return "FGD"; }
+  std::string_view name() const override { return kFgdName; }
   bool scores() const override { return true; }
+
+  Status preFilter(CycleState& state, const ClusterState&, int) const override {
+    if (online_) cache_ = online_->observe(state.pod);
+    return {};
+  }
 
   void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
     if (!cache_) {
@@ -50,7 +57,10 @@ class FgdPolicy final : public Plugin {
 
  private:
   // A memo of a pure function of (node state, pod class): logically const.
-  std::shared_ptr<FragCache> cache_;
+  // Memos of pure functions of (node state, pod class), and the online typical pods when no
+  // model was given: logically const, single-threaded like the reactor that owns the profile.
+  mutable std::shared_ptr<FragCache> cache_;
+  mutable std::unique_ptr<OnlineTypicalPods> online_;
 };
 
 }  // namespace

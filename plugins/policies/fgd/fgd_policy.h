@@ -15,7 +15,8 @@ namespace fleetsched::plugins::policies {
 class FragCache;
 
 struct FgdArgs {
-  // The typical-pod model. Without one (nothing observed yet) every node scores 0.
+  // The typical-pod model (the replay learns it from the trace). Without one the plugin learns
+  // the typical pods online from the pods it sees (online_typical.h).
   std::shared_ptr<const FragModel> model;
   // Optional cache shared with the owner of the node records, who refreshes it when a node
   // changes (FragCache::refresh); built from `model` when absent.
@@ -23,5 +24,7 @@ struct FgdArgs {
 };
 
 std::unique_ptr<Plugin> createFgdPolicy(const FgdArgs& args);
+
+constexpr std::string_view kFgdName = "FGD";
 
 }  // namespace fleetsched::plugins::policies

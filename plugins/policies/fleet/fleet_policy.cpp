@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "plugins/policies/fgd/frag_cache.h"
+#include "plugins/policies/fgd/online_typical.h"
 #include "plugins/policies/policy_common.h"
 
 namespace fleetsched::plugins::policies {
@@ -29,12 +30,19 @@ class FleetPolicy final : public Plugin {
  public:
   explicit FleetPolicy(const FleetArgs& args) : cache_(args.cache) {
     if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model, FragCache::ScoreScale{1000, kFleetCoarseScale});
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(kFleetKeepPercent, FragCache::ScoreScale{1000, kFleetCoarseScale});
   }
-  std::string_view name() const override { return "Fleet"; }
+  std::string_view name() const override { return kFleetName; }
   bool scores() const override { return true; }
 
+  Status preFilter(CycleState& state, const ClusterState&, int) const override {
+    if (online_) cache_ = online_->observe(state.pod);
+    return {};
+  }
+
+  // The scratch survives CycleState::reset, so a reused CycleState stops allocating here.
   void preScore(CycleState& state, const ClusterState&, int index, NodeSpan) const override {
-    state.setSlot(index, std::make_unique<Scratch>());
+    if (dynamic_cast<Scratch*>(state.slot(index)) == nullptr) state.setSlot(index, std::make_unique<Scratch>());
   }
 
   void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
@@ -93,8 +101,10 @@ class FleetPolicy final : public Plugin {
   }
 
  private:
-  // A memo of a pure function of (node state, pod class): logically const.
-  std::shared_ptr<FragCache> cache_;
+  // Memos of pure functions of (node state, pod class), and the online typical pods when no
+  // model was given: logically const, single-threaded like the reactor that owns the profile.
+  mutable std::shared_ptr<FragCache> cache_;
+  mutable std::unique_ptr<OnlineTypicalPods> online_;
 };
 
 }  // namespace

@@ -33,6 +33,9 @@ struct FleetArgs {
   std::shared_ptr<FragCache> cache;
 };
 
+// Without a model, learns the typical pods online like FGD (online_typical.h).
 std::unique_ptr<Plugin> createFleetPolicy(const FleetArgs& args);
+
+constexpr std::string_view kFleetName = "Fleet";
 
 }  // namespace fleetsched::plugins::policies

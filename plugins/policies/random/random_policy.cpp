@@ -29,9 +29,13 @@ class RandomPolicy final : public Plugin {
   bool scores() const override { return true; }
 
   void preScore(CycleState& state, const ClusterState&, int index, NodeSpan nodes) const override {
-    auto chosen = std::make_unique<Chosen>();
-    if (!nodes.empty()) chosen->nodeId = nodes[draw(state, 1) % nodes.size()]->id;
-    state.setSlot(index, std::move(chosen));
+    // The slot survives CycleState::reset; reuse it when it is ours.
+    auto* chosen = dynamic_cast<Chosen*>(state.slot(index));
+    if (chosen == nullptr) {
+      state.setSlot(index, std::make_unique<Chosen>());
+      chosen = static_cast<Chosen*>(state.slot(index));
+    }
+    chosen->nodeId = nodes.empty() ? UINT32_MAX : nodes[draw(state, 1) % nodes.size()]->id;
   }
 
   void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
