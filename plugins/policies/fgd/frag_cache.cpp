@@ -82,9 +82,11 @@ uint32_t FragCache::stateOf(const NodeInfo& node) {
   if (node.id >= nodes_.size()) nodes_.resize(node.id + 1);
   NodeSlot& slot = nodes_[node.id];
   const int64_t cpu = cpuLeft(node);
+  // The whole fixed-size array is compared (unused entries stay 0): a constant-size memcmp
+  // compiles to two vector compares instead of a library call.
   if (slot.valid && slot.cpuLeft == cpu && slot.gpuCount == node.gpuCount &&
       slot.model.data() == node.gpuModelName.data() && slot.model.size() == node.gpuModelName.size() &&
-      std::memcmp(slot.used.data(), node.gpuUsedMilli.data(), sizeof(uint16_t) * node.gpuCount) == 0) {
+      std::memcmp(slot.used.data(), node.gpuUsedMilli.data(), sizeof(slot.used)) == 0) {
     return slot.state;
   }
   resetIfHuge();
