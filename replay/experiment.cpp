@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -39,6 +40,16 @@ struct Entry {
 };
 
 int64_t totalMilli(const PodRow& p) { return int64_t{p.gpuCount} * p.gpuMilli; }
+
+}  // namespace
+
+namespace {
+
+double threadCpuUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
 
 }  // namespace
 
@@ -159,8 +170,9 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   }
 
   const size_t attempts = spec.podLimit > 0 ? std::min(spec.podLimit, order.size()) : order.size();
-  std::vector<float> latency;
+  std::vector<float> latency, cpuLatency;
   latency.reserve(attempts);
+  cpuLatency.reserve(attempts);
   std::array<double, kMaxBin + 2> allocSum{}, fragSumBin{};
   std::array<uint32_t, kMaxBin + 2> binCount{};
   const double totalGpus = static_cast<double>(capacity) / plugins::kMilliPerGpu;
@@ -173,9 +185,11 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
       cloneName.assign(trace.pods[e.row].name).append("-tuned-").append(std::to_string(e.clone));
       pod.name = cloneName;
     }
+    const double c0 = threadCpuUs();
     const auto t0 = std::chrono::steady_clock::now();
     const Decision d = pipeline.decide(pod, cluster);
     const auto t1 = std::chrono::steady_clock::now();
+    cpuLatency.push_back(static_cast<float>(threadCpuUs() - c0));
     latency.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());
 
     arrived += d.pod.gpuTotalMilli();
@@ -234,15 +248,17 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   res.finalFragMilli = fragSum;
   res.finalFragRatio = idle > 0 ? 100 * fragSum / static_cast<double>(idle) : 0;
   if (!latency.empty()) {
-    auto pct = [&](double q) {
-      const size_t k = std::min(latency.size() - 1, static_cast<size_t>(q * static_cast<double>(latency.size())));
-      std::nth_element(latency.begin(), latency.begin() + static_cast<std::ptrdiff_t>(k), latency.end());
-      return static_cast<double>(latency[k]);
+    auto pct = [](std::vector<float>& v, double q) {
+      const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+      return static_cast<double>(v[k]);
     };
-    res.latencyP50Us = pct(0.50);
-    res.latencyP90Us = pct(0.90);
-    res.latencyP99Us = pct(0.99);
+    res.latencyP50Us = pct(latency, 0.50);
+    res.latencyP90Us = pct(latency, 0.90);
+    res.latencyP99Us = pct(latency, 0.99);
     res.latencyMaxUs = *std::max_element(latency.begin(), latency.end());
+    res.cpuP50Us = pct(cpuLatency, 0.50);
+    res.cpuP99Us = pct(cpuLatency, 0.99);
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return res;

@@ -64,7 +64,10 @@ struct ExperimentResult {
   std::array<double, kMaxBin + 1> fragmentation{};
   double finalFragRatio = 0;    // Σ F / Σ idle, percent, after the last pod
   double finalFragMilli = 0;
+  // Per-pod decision time (PreFilter to GPU choice), wall clock; and the same in thread CPU
+  // time, which a shared, loaded machine does not inflate with preemption.
   double latencyP50Us = 0, latencyP90Us = 0, latencyP99Us = 0, latencyMaxUs = 0;
+  double cpuP50Us = 0, cpuP99Us = 0;
   double seconds = 0;           // wall time of the whole experiment
   // "pod -> node gpu,gpu" per attempt ("pod -> -" when it failed), only when asked for.
   std::vector<std::string> placements;

@@ -59,7 +59,7 @@ struct Summary {
   std::string trace, policy;
   size_t runs = 0;
   double at100 = 0, at130 = 0, spread100 = 0, spread130 = 0;
-  double frag130 = 0, failed = 0, seconds = 0, p50 = 0, p99 = 0;
+  double frag130 = 0, failed = 0, seconds = 0, p50 = 0, p99 = 0, cpuP50 = 0, cpuP99 = 0;
   bool hasPublished = false;
   double pub100 = 0, pub130 = 0;
 };
@@ -86,9 +86,12 @@ std::vector<Summary> summarise(const Options& o, const std::vector<ExperimentRes
         s.seconds += r->seconds;
         s.p50 += r->latencyP50Us;
         s.p99 += r->latencyP99Us;
+        s.cpuP50 += r->cpuP50Us;
+        s.cpuP99 += r->cpuP99Us;
       }
       const double k = static_cast<double>(rs.size());
       s.at100 /= k, s.at130 /= k, s.frag130 /= k, s.failed /= k, s.seconds /= k, s.p50 /= k, s.p99 /= k;
+      s.cpuP50 /= k, s.cpuP99 /= k;
       for (const auto* r : rs) {
         s.spread100 = std::max(s.spread100, std::abs(r->allocation[100] - s.at100));
         s.spread130 = std::max(s.spread130, std::abs(r->allocation[130] - s.at130));
@@ -101,14 +104,14 @@ std::vector<Summary> summarise(const Options& o, const std::vector<ExperimentRes
 }
 
 void printTable(const std::vector<Summary>& summary) {
-  std::printf("%-11s %-10s %4s  %6s %6s %6s  %6s %6s %6s  %5s  %6s %7s %7s %7s\n", "trace", "policy", "runs", "@100",
-              "pub", "diff", "@130", "pub", "diff", "frag%", "failed", "s/run", "p50us", "p99us");
+  std::printf("%-11s %-10s %4s  %6s %6s %6s  %6s %6s %6s  %5s  %6s %6s %7s %7s %7s %7s\n", "trace", "policy", "runs",
+              "@100", "pub", "diff", "@130", "pub", "diff", "frag%", "failed", "s/run", "p50us", "p99us", "cpu50", "cpu99");
   for (const auto& s : summary) {
-    std::printf("%-11s %-10s %4zu  %6.2f %6s %6s  %6.2f %6s %6s  %5.1f  %6.0f %7.2f %7.1f %7.1f\n", s.trace.c_str(),
+    std::printf("%-11s %-10s %4zu  %6.2f %6s %6s  %6.2f %6s %6s  %5.1f  %6.0f %6.2f %7.1f %7.1f %7.1f %7.1f\n", s.trace.c_str(),
                 s.policy.c_str(), s.runs, s.at100, s.hasPublished ? fmt(s.pub100, 1).c_str() : "-",
                 s.hasPublished ? fmt(s.at100 - s.pub100, 2).c_str() : "-", s.at130,
                 s.hasPublished ? fmt(s.pub130, 1).c_str() : "-", s.hasPublished ? fmt(s.at130 - s.pub130, 2).c_str() : "-",
-                s.frag130, s.failed, s.seconds, s.p50, s.p99);
+                s.frag130, s.failed, s.seconds, s.p50, s.p99, s.cpuP50, s.cpuP99);
   }
 }
 
@@ -127,14 +130,14 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
     return false;
   }
   runs << "trace,policy,seed,attempts,failed,alloc_100,alloc_130,frag_ratio_130,final_frag_ratio,used_milli,"
-          "arrived_milli,gpus_touched,total_gpus,seconds,latency_p50_us,latency_p90_us,latency_p99_us,latency_max_us\n";
+          "arrived_milli,gpus_touched,total_gpus,seconds,latency_p50_us,latency_p90_us,latency_p99_us,latency_max_us,cpu_p50_us,cpu_p99_us\n";
   curves << "trace,policy,seed,arrival_pct,alloc_pct,frag_ratio_pct\n";
   for (const auto& r : results) {
     runs << r.trace << ',' << r.policy << ',' << r.seed << ',' << r.attempts << ',' << r.failed << ','
          << fmt(r.allocation[100]) << ',' << fmt(r.allocation[130]) << ',' << fmt(r.fragmentation[130]) << ','
          << fmt(r.finalFragRatio) << ',' << r.usedMilli << ',' << r.arrivedMilli << ',' << r.gpusTouched << ','
          << r.totalGpus << ',' << fmt(r.seconds, 3) << ',' << fmt(r.latencyP50Us) << ',' << fmt(r.latencyP90Us) << ','
-         << fmt(r.latencyP99Us) << ',' << fmt(r.latencyMaxUs) << '\n';
+         << fmt(r.latencyP99Us) << ',' << fmt(r.latencyMaxUs) << ',' << fmt(r.cpuP50Us) << ',' << fmt(r.cpuP99Us) << '\n';
     for (int b = 0; b <= kMaxBin; ++b) {
       if (std::isnan(r.allocation[b])) continue;
       curves << r.trace << ',' << r.policy << ',' << r.seed << ',' << b << ',' << fmt(r.allocation[b]) << ','
@@ -142,7 +145,7 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
     }
   }
   sum << "trace,policy,runs,alloc_100,published_100,alloc_130,published_130,spread_100,spread_130,frag_ratio_130,"
-         "failed,seconds_per_run,latency_p50_us,latency_p99_us\n";
+         "failed,seconds_per_run,latency_p50_us,latency_p99_us,cpu_p50_us,cpu_p99_us\n";
   json << "{\n  \"tuneRatio\": " << o.tuneRatio << ",\n  \"summary\": [\n";
   for (size_t i = 0; i < summary.size(); ++i) {
     const auto& s = summary[i];
@@ -150,7 +153,7 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
         << (s.hasPublished ? fmt(s.pub100, 1) : "") << ',' << fmt(s.at130) << ','
         << (s.hasPublished ? fmt(s.pub130, 1) : "") << ',' << fmt(s.spread100) << ',' << fmt(s.spread130) << ','
         << fmt(s.frag130) << ',' << fmt(s.failed, 1) << ',' << fmt(s.seconds, 3) << ',' << fmt(s.p50) << ','
-        << fmt(s.p99) << '\n';
+        << fmt(s.p99) << ',' << fmt(s.cpuP50) << ',' << fmt(s.cpuP99) << '\n';
     json << "    {\"trace\": \"" << s.trace << "\", \"policy\": \"" << s.policy << "\", \"runs\": " << s.runs
          << ", \"alloc100\": " << fmt(s.at100) << ", \"alloc130\": " << fmt(s.at130)
          << ", \"published100\": " << (s.hasPublished ? fmt(s.pub100, 1) : "null")
@@ -158,7 +161,8 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
          << ", \"spread100\": " << fmt(s.spread100) << ", \"spread130\": " << fmt(s.spread130)
          << ", \"fragRatio130\": " << fmt(s.frag130) << ", \"failed\": " << fmt(s.failed, 1)
          << ", \"secondsPerRun\": " << fmt(s.seconds, 3) << ", \"latencyP50Us\": " << fmt(s.p50)
-         << ", \"latencyP99Us\": " << fmt(s.p99) << "}" << (i + 1 < summary.size() ? "," : "") << "\n";
+         << ", \"latencyP99Us\": " << fmt(s.p99) << ", \"cpuP50Us\": " << fmt(s.cpuP50)
+         << ", \"cpuP99Us\": " << fmt(s.cpuP99) << "}" << (i + 1 < summary.size() ? "," : "") << "\n";
   }
   json << "  ]\n}\n";
   return true;
