@@ -39,8 +39,8 @@ std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& ar
   if (name == "clustering") return createGpuClusteringPolicy();
   if (name == "packing") return createGpuPackingPolicy();
   if (name == "bestfit") return createBestFitPolicy();
-  if (name == "fgd") return createFgdPolicy({args.typicalPods, args.fragCache});
-  if (name == "fleet") return createFleetPolicy({args.typicalPods, args.fragCache});
+  if (name == "fgd") return createFgdPolicy({args.fragModel, args.fragCache});
+  if (name == "fleet") return createFleetPolicy({args.fragModel, args.fragCache});
   if (error != nullptr) {
     error->assign("unknown policy \"").append(name).append("\" (known:");
     for (auto n : kNames) error->append(" ").append(n);

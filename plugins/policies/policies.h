@@ -1,6 +1,6 @@
 // The GPU placement policies as plugins, by name: the FGD paper's six (random, dotprod,
-// clustering, packing, bestfit, fgd) and fleetsched's own (fleet). The plugins registry and the
-// replay driver create them here.
+// clustering, packing, bestfit, fgd) and fleetsched's own (fleet). The replay driver creates them
+// here; the server's registry table builds them from YAML (registry_entries.h).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace fleetsched::plugins::policies {
 
 struct PolicyArgs {
   uint64_t seed = 0;                              // random
-  std::shared_ptr<const FragModel> typicalPods;   // fgd, fleet
+  std::shared_ptr<const FragModel> fragModel;     // fgd, fleet (fragModelFor)
   std::shared_ptr<FragCache> fragCache;           // fgd, fleet: optional, see FgdArgs::cache
 };
 
@@ -27,7 +27,7 @@ std::span<const std::string_view> policyNames();
 // nullptr and a message in *error for an unknown name.
 std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& args, std::string* error);
 
-// True for the policies that need PolicyArgs::typicalPods.
+// True for the policies that need PolicyArgs::fragModel.
 bool policyUsesTypicalPods(std::string_view name);
 
 // The fragmentation model a policy scores with, cut from the observed pods (FGD: 95 % of pods,
