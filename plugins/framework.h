@@ -68,6 +68,10 @@ struct NodeInfo {
   uint8_t gpuCount = 0;
   std::array<uint16_t, kMaxGpusPerNode> gpuUsedMilli{};
 
+  // Shapes of the GPU pods on the node, for policies that cluster like with like: bit 0 = a
+  // shared-GPU pod (one GPU, less than 1000 milli), bit k = a pod with k whole GPUs.
+  uint32_t gpuPodShapes = 0;
+
   uint8_t scalarCount = 0;
   std::array<ScalarResource, kMaxScalarsPerNode> scalars{};
 

@@ -5,6 +5,9 @@
 #include "plugins/spot/spot_plugin.h"
 #include "plugins/zone/zone_plugin.h"
 // Placement policies (plugins/policies/) add their headers here.
+#include "plugins/policies/fgd/fgd_policy.h"
+#include "plugins/policies/fleet/fleet_policy.h"
+#include "plugins/policies/registry_entries.h"
 
 namespace fleetsched::plugins {
 namespace {
@@ -15,6 +18,13 @@ constexpr PluginRegistration kRegistry[] = {
     {zone::kName, &zone::createFromYaml},
     {fit::kName, &fit::createFromYaml},
     // ---- Placement policies (plugins/policies/): add one line per policy below. ----
+    {"Random", &policies::randomFromYaml},
+    {"DotProduct", &policies::dotProductFromYaml},
+    {"GpuClustering", &policies::gpuClusteringFromYaml},
+    {"GpuPacking", &policies::gpuPackingFromYaml},
+    {"BestFit", &policies::bestFitFromYaml},
+    {policies::kFgdName, &policies::fgdFromYaml},
+    {policies::kFleetName, &policies::fleetFromYaml},
     // ---- End of placement policies. ----
 };
 

@@ -1,0 +1,134 @@
+// Cheap FGD scoring: every node's state (GPU model, CPU left, idle GPU shares as a sorted
+// multiset) is interned once with its fragmentation F(x) computed; a node is re-interned only
+// when its use changed (detected by comparing its per-GPU use and CPU with the last look), so
+// after a placement only the placed node costs anything. The best Δ of a pod class on a state
+// is memoised per (state, pod class), where a pod class is (CPU, per-GPU share, GPU count) — the
+// only pod facts Δ depends on. Scoring a pod over all nodes is then two array reads per node.
+//
+// Not thread-safe: one FragCache per scheduling thread (the reactor, or one replay run).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "plugins/framework.h"
+#include "plugins/policies/fgd/frag_model.h"
+
+namespace fleetsched::plugins::policies {
+
+class FragCache {
+ public:
+  static constexpr double kNoFit = -std::numeric_limits<double>::infinity();
+
+  // bestScore() maps Δ to floor(100·σ(Δ / scale)); FGD uses 1000 for every pod.
+  struct ScoreScale {
+    double sharedPods = 1000;
+    double otherPods = 1000;  // whole-GPU and CPU-only pods
+  };
+
+  explicit FragCache(std::shared_ptr<const FragModel> model);
+  FragCache(std::shared_ptr<const FragModel> model, ScoreScale scale);
+
+  const FragModel& model() const { return *model_; }
+
+  // The interned state of `node` as it is now.
+  uint32_t stateOf(const NodeInfo& node);
+  double fragmentationOf(uint32_t state) const { return states_[state].frag; }
+  uint32_t podClassOf(const PodInfo& pod);
+
+  // max over the GPU choices FGD considers of F(x) − F(x ⊕ p): every GPU that fits for a shared
+  // pod, the tightest fitting GPUs otherwise, no GPU for a CPU pod. kNoFit when nothing fits.
+  double bestDelta(uint32_t state, uint32_t podClass);
+  // floor(100·σ(bestDelta / scale)), memoised too: the exp() per node is what remains otherwise.
+  int32_t bestScore(uint32_t state, uint32_t podClass) {
+    auto& column = score_[podClass];
+    if (column.size() <= state) column.resize(states_.size(), -1);
+    if (column[state] < 0) {
+      const double delta = bestDelta(state, podClass);
+      column[state] = static_cast<int8_t>(fgdScoreOfDelta(delta * (1000 / podClasses_[podClass].scale)));
+    }
+    return column[state];
+  }
+
+  // Δ of putting `pod` on GPU `gpu` of `node` (shared pods), or on the GPUs the packer picks
+  // when gpu < 0. Not memoised: used once per pod, at GPU selection.
+  double deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu);
+
+  // Re-interns `node` after its use changed and computes Δ and the score for every pod class
+  // seen so far, so the next scoring pass finds them memoised. The owner of the node records
+  // (the replay driver after Reserve, the cache writer after a watch event) calls it, which
+  // keeps that work off the request path.
+  void refresh(const NodeInfo& node);
+  // Registers a pod class ahead of its first pod (the replay knows them from the trace).
+  void observePodClass(const PodInfo& pod) { podClassOf(pod); }
+
+  // F(x) of a node computed from scratch (tests, reports).
+  double fragmentationFromScratch(const NodeInfo& node);
+  std::array<double, kBucketCount> bucketsOf(const NodeInfo& node);
+
+  size_t stateCount() const { return states_.size(); }
+
+ private:
+  struct State {
+    uint32_t access = 0;  // row in access_
+    uint8_t gpuCount = 0;
+    int64_t cpuLeft = 0;
+    std::array<int32_t, kMaxGpusPerNode> free{};  // descending
+    double frag = 0;
+  };
+  struct Key {
+    uint32_t access;
+    uint32_t gpuCount;
+    int64_t cpuLeft;
+    std::array<int16_t, kMaxGpusPerNode> free;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  struct NodeSlot {
+    bool valid = false;
+    uint8_t gpuCount = 0;
+    int64_t cpuLeft = 0;
+    std::string_view model;
+    std::array<uint16_t, kMaxGpusPerNode> used{};
+    uint32_t state = 0;
+  };
+  struct PodShape {
+    int64_t milliCpu;
+    int32_t gpuMilli;
+    int32_t gpuCount;
+    double scale = 1000;
+  };
+
+  // F through a memo keyed on (model access row, CPU level, sorted shares): F depends on the CPU
+  // left only through which class CPU requests it covers, so many states share one entry.
+  // `freeDesc` must be sorted descending.
+  double fragmentationMemo(uint32_t access, int64_t cpuLeft, const int32_t* freeDesc, int count);
+  uint32_t accessRow(std::string_view model);
+  uint32_t intern(uint32_t access, int64_t cpuLeft, const NodeInfo& node);
+  double deltaAfter(const State& s, const PodShape& p, int freeIndex);
+  void resetIfHuge();
+
+  std::shared_ptr<const FragModel> model_;
+  ScoreScale scale_;
+  std::map<std::string, uint32_t, std::less<>> accessIds_;
+  std::vector<std::vector<uint8_t>> access_;
+  std::unordered_map<Key, uint32_t, KeyHash> stateIds_;
+  std::vector<State> states_;
+  std::vector<NodeSlot> nodes_;
+  std::unordered_map<uint64_t, uint32_t> podClassIds_;
+  std::vector<PodShape> podClasses_;
+  std::vector<std::vector<double>> delta_;  // [podClass][state]; NaN = not computed yet
+  std::vector<std::vector<int8_t>> score_;  // [podClass][state]; -1 = not computed yet
+  std::vector<int64_t> cpuThresholds_;      // distinct class CPU requests, ascending
+  std::unordered_map<Key, double, KeyHash> fragMemo_;  // Key::cpuLeft holds the CPU level
+};
+
+}  // namespace fleetsched::plugins::policies
