@@ -6,7 +6,7 @@
 #include "bench/loadgen/cli.h"
 #include "cmd/fleetsched/serve.h"
 #include "fleetsched_version.h"
-//REPLAY #include "replay/cli.h"
+#include "replay/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fleetsched: a scheduling engine for Kubernetes GPU fleets"};
@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   fleetsched::cmd::ServeOptions serve;
   fleetsched::cmd::addServeCommand(app, serve);
 
-  //REPLAY fleetsched::replay::Options replay;
-  //REPLAY fleetsched::replay::addReplayCommand(app, replay);
+  fleetsched::replay::Options replay;
+  fleetsched::replay::addReplayCommand(app, replay);
   fleetsched::bench::fleet::addGenFleetCommand(app);
   fleetsched::bench::loadgen::addLoadgenCommand(app);
 
