@@ -28,8 +28,16 @@ struct ExtenderRequest {
   // Answering later (bind waits for kube-apiserver): during handleBatch the handler sets
   // `deferred`, keeps the pointer, and later — on the reactor thread — fills status/response
   // and calls `complete(this)` exactly once. The reactor holds this response (and the ones
-  // after it on the same connection, which stay in order) until then. If the client goes away
-  // meanwhile the request stays valid until complete() is called; its answer is dropped.
+  // after it on the same connection, which stay in order) until then; it is written in the
+  // same loop turn or the next. If the client goes away or the server is close()d meanwhile,
+  // the request (body included) stays valid until complete() is called, which then frees it
+  // and drops its answer: after complete() the handler must not touch the request again.
+  // The one exception: ~Server frees requests still deferred, so complete or forget every
+  // pointer before destroying the server (Server::deferredRequests() counts them).
+  // complete() from another thread is a data race: hop to the loop (uv_async_t) first.
+  // Calling it inside handleBatch is allowed (the answer goes out with the batch).
+  // While deferred, the request counts against maxPipelined and keeps its connection from
+  // idling out; a handler that never completes pins the connection.
   bool deferred = false;
   void (*complete)(ExtenderRequest* self) = nullptr;  // set by the reactor
   void* reactorData = nullptr;                        // the reactor's own bookkeeping

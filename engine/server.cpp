@@ -3,8 +3,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -95,15 +97,24 @@ void appendUint(std::string& out, uint64_t v) {
   out.append(buf, r.ptr);
 }
 
-// One response owed to the client, in request order.
+struct Connection;
+
+// One response owed to the client, in request order. Heap-allocated and never moved, so a
+// deferred request's address stays put while its connection's slot list shifts; a deferred
+// slot whose connection closes is handed to Server::Impl::orphans until complete().
 struct Slot {
   ExtenderRequest req;  // status + response for every slot; verb + body for extender requests
   BodyBuffer body;
   std::string_view contentType;
   std::string_view allow;
+  Server::Impl* server = nullptr;
+  Connection* conn = nullptr;  // nullptr once orphaned
+  size_t orphanIndex = 0;      // position in Impl::orphans while orphaned
   uint64_t startNs = 0;
   int8_t verb = -1;  // >= 0: an extender request
   bool handled = false;
+  bool waiting = false;    // deferred by the handler, complete() not yet called
+  bool completed = false;  // complete() called (possibly inside handleBatch)
   bool http10 = false;
   bool keepAlive = true;
 
@@ -112,10 +123,12 @@ struct Slot {
     req.response.clear();
     req.status = 200;
     req.body = {};
+    req.deferred = false;
     body.clear(kRetainBytes);
     allow = {};
     verb = -1;
     handled = false;
+    completed = false;
   }
 };
 
@@ -125,8 +138,6 @@ enum class ConnState : uint8_t {
   kLingering,  // FIN sent; discarding input until the client closes or lingerMs passes
   kClosing,    // uv_close called
 };
-
-struct Connection;
 
 struct WriteReq {
   uv_write_t req;
@@ -143,7 +154,7 @@ struct Connection {
   Connection* next = nullptr;
   RequestParser parser;
   std::vector<std::unique_ptr<Slot>> slots;
-  size_t used = 0;    // slots[0, used) owe a response, in order
+  size_t used = 0;    // slots[0, used) owe a response, in order; a waiting one holds back the rest
   std::string stash;  // input held back while maxPipelined requests wait
   uint64_t stashNs = 0;
   std::string head;  // status lines and headers of one flush
@@ -193,6 +204,10 @@ struct Server::Impl {
   std::vector<Connection*> flushing;
   std::vector<ExtenderRequest*> batch;
   std::vector<size_t> offsets;  // per flush: where each response's head starts in Connection::head
+  // Deferred requests whose connection closed before complete(); freed by complete() or, for
+  // those never completed, with the server.
+  std::vector<std::unique_ptr<Slot>> orphans;
+  std::atomic<size_t> deferredCount{0};  // waiting for complete(); read from any thread
   std::unique_ptr<char[]> readBuf{new char[kReadBufferBytes]};
   uint64_t readNs = 0;
 
@@ -209,6 +224,7 @@ struct Server::Impl {
   Counter* bytesOut;
   Counter* accepted;
   Gauge* open;
+  Gauge* deferredGauge;
 
   Impl(uv_loop_t* l, ServerConfig c, BatchHandler& h, Metrics& m)
       : loop(l), config(std::move(c)), handler(h), metrics(m), router(config.urlPrefix) {
@@ -243,6 +259,8 @@ struct Server::Impl {
     bytesOut = &m.counter("http_sent_bytes_total", "Bytes of responses queued to clients", with("", ""));
     accepted = &m.counter("http_connections_accepted_total", "Connections accepted", with("", ""));
     open = &m.gauge("http_connections", "Open client connections", with("", ""));
+    deferredGauge = &m.gauge("http_deferred_requests",
+                             "Extender requests deferred by the handler and not yet completed", with("", ""));
   }
 
   RequestLimits limits() const { return {config.maxHeaderBytes, config.maxBodyBytes}; }
@@ -312,6 +330,14 @@ struct Server::Impl {
       self->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     --self->total;
+    // Deferred requests outlive their connection: the handler still holds them.
+    for (size_t i = 0; i < c->used; ++i) {
+      if (!c->slots[i]->waiting) continue;
+      Slot* s = c->slots[i].release();
+      s->conn = nullptr;
+      s->orphanIndex = self->orphans.size();
+      self->orphans.emplace_back(s);
+    }
     delete c;
   }
 
@@ -430,7 +456,11 @@ struct Server::Impl {
   }
 
   Slot& nextSlot(Connection* c) {
-    if (c->used == c->slots.size()) c->slots.push_back(std::make_unique<Slot>());
+    if (c->used == c->slots.size()) {
+      c->slots.push_back(std::make_unique<Slot>());
+      c->slots.back()->server = this;
+      c->slots.back()->conn = c;
+    }
     Slot& s = *c->slots[c->used++];
     s.startNs = c->requestStartNs;
     s.http10 = c->parser.http10();
@@ -520,6 +550,34 @@ struct Server::Impl {
     }
   }
 
+  // ---- deferred completion ----
+
+  static void onComplete(ExtenderRequest* r) {
+    auto* s = static_cast<Slot*>(r->reactorData);
+    s->server->complete(s);
+  }
+
+  void complete(Slot* s) {
+    assert(!s->completed && "ExtenderRequest::complete called twice");
+    s->completed = true;
+    if (!s->waiting) return;  // called inside handleBatch: flushed with its batch
+    s->waiting = false;
+    deferredGauge->set(static_cast<double>(--deferredCount));
+    Connection* c = s->conn;
+    if (c == nullptr) {  // the client is gone: drop the answer
+      size_t i = s->orphanIndex;
+      if (i + 1 != orphans.size()) {
+        orphans[i].swap(orphans.back());
+        orphans[i]->orphanIndex = i;
+      }
+      orphans.pop_back();
+      return;
+    }
+    // A closing connection may be freed before the next check runs; it writes nothing anyway.
+    if (c->state == ConnState::kClosing) return;
+    markDirty(c);
+  }
+
   // ---- batching and writing ----
 
   static void onCheck(uv_check_t* h) { static_cast<Impl*>(h->data)->runTurn(); }
@@ -539,6 +597,8 @@ struct Server::Impl {
         Slot& s = *c->slots[i];
         if (s.verb >= 0 && !s.handled) {
           s.handled = true;
+          s.req.complete = &Impl::onComplete;
+          s.req.reactorData = &s;
           batch.push_back(&s.req);
         }
       }
@@ -547,6 +607,13 @@ struct Server::Impl {
       uint64_t t0 = uv_hrtime();
       handler.handleBatch(std::span<ExtenderRequest*>(batch));
       batchPhase->observeNanos(uv_hrtime() - t0);
+      for (ExtenderRequest* r : batch) {
+        auto* s = static_cast<Slot*>(r->reactorData);
+        if (r->deferred && !s->completed) {
+          s->waiting = true;
+          deferredGauge->set(static_cast<double>(++deferredCount));
+        }
+      }
       batches->inc();
       batchedRequests->inc(batch.size());
     }
@@ -567,11 +634,14 @@ struct Server::Impl {
     }
   }
 
+  // Writes the responses ready in order: up to the first request still deferred.
   void flush(Connection* c) {
-    if (c->used == 0) return;
+    size_t ready = 0;
+    while (ready < c->used && !c->slots[ready]->waiting) ++ready;
+    if (ready == 0) return;
     c->head.clear();
-    offsets.resize(c->used + 1);
-    for (size_t i = 0; i < c->used; ++i) {
+    offsets.resize(ready + 1);
+    for (size_t i = 0; i < ready; ++i) {
       const Slot& s = *c->slots[i];
       offsets[i] = c->head.size();
       std::string& h = c->head;
@@ -594,10 +664,10 @@ struct Server::Impl {
         h += "\r\nConnection: keep-alive";
       h += "\r\n\r\n";
     }
-    offsets[c->used] = c->head.size();
+    offsets[ready] = c->head.size();
     c->bufs.clear();
     size_t total = 0;
-    for (size_t i = 0; i < c->used; ++i) {
+    for (size_t i = 0; i < ready; ++i) {
       const Slot& s = *c->slots[i];
       c->bufs.push_back(
           uv_buf_init(c->head.data() + offsets[i], static_cast<unsigned>(offsets[i + 1] - offsets[i])));
@@ -608,12 +678,14 @@ struct Server::Impl {
     }
     writeBufs(c, c->bufs.data(), c->bufs.size(), total);
     uint64_t now = uv_hrtime();
-    for (size_t i = 0; i < c->used; ++i) {
+    for (size_t i = 0; i < ready; ++i) {
       Slot& s = *c->slots[i];
       if (s.verb >= 0) latency[s.verb]->observeNanos(now - s.startNs);
       s.reset();
     }
-    c->used = 0;
+    // Responses held back behind a deferred one move to the front; the slots stay where they are.
+    if (ready < c->used) std::rotate(c->slots.begin(), c->slots.begin() + ready, c->slots.begin() + c->used);
+    c->used -= ready;
     c->idleSinceMs = uv_now(loop);
   }
 
@@ -681,7 +753,7 @@ struct Server::Impl {
   void afterFlush(Connection* c) {
     if (c->state == ConnState::kClosing) return;
     if (c->state == ConnState::kDraining) {
-      if (c->pendingWrites == 0)
+      if (c->pendingWrites == 0 && c->used == 0)  // used > 0: a deferred response is still owed
         finishDrain(c);
       else
         rearm(c);
@@ -721,6 +793,7 @@ struct Server::Impl {
       case ConnState::kLingering:
         return c->lingerUntilMs;
       case ConnState::kDraining:
+        if (c->pendingWrites > 0) return c->writeProgressMs + config.idleTimeoutMs;
         return c->used > 0 ? 0 : c->writeProgressMs + config.idleTimeoutMs;
       case ConnState::kOpen:
         break;
@@ -734,7 +807,7 @@ struct Server::Impl {
       case RequestParser::Phase::kIdle:
         break;
     }
-    if (c->used > 0 || !c->stash.empty()) return 0;  // our turn to answer
+    if (c->used > 0 || !c->stash.empty()) return 0;  // our turn to answer (perhaps deferred): not idle
     return c->idleSinceMs + config.idleTimeoutMs;
   }
 
@@ -857,5 +930,6 @@ int Server::listen() { return impl_->listen(); }
 uint16_t Server::port() const { return impl_->port(); }
 void Server::close() { impl_->close(); }
 size_t Server::connections() const { return impl_->active.load(std::memory_order_relaxed); }
+size_t Server::deferredRequests() const { return impl_->deferredCount.load(std::memory_order_relaxed); }
 
 }  // namespace fleetsched::engine

@@ -12,6 +12,11 @@
 // Ownership: handler and metrics are borrowed and must outlive the server. Call everything on the
 // loop's thread. The destructor closes what is still open and spins the loop until the handles
 // are released.
+//
+// Deferred requests (ExtenderRequest::deferred, see handler.h) stay valid across close() and the
+// close of their connection until the handler calls complete(); the destructor frees those never
+// completed. For a clean stop: close(), let the loop run until deferredRequests() == 0 (the
+// handler completes or fails its outstanding work), then destroy the server.
 #pragma once
 
 #include <uv.h>
@@ -46,7 +51,7 @@ struct ServerConfig {
   size_t maxHeaderBytes = kDefaultMaxHeaderBytes;      // 431
   size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
   uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
-  uint32_t maxPipelined = kDefaultMaxPipelined;        // per connection and loop turn
+  uint32_t maxPipelined = kDefaultMaxPipelined;        // responses owed per connection, deferred included
   uint32_t headerTimeoutMs = kDefaultHeaderTimeoutMs;  // 408: first byte to end of headers
   uint32_t bodyTimeoutMs = kDefaultBodyTimeoutMs;      // 408: end of headers to end of body
   uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes
@@ -84,6 +89,9 @@ class Server {
   void close();
   // Open client connections (rejected ones excluded). Safe to call from any thread.
   size_t connections() const;
+  // Extender requests deferred by the handler and not yet completed, whether or not their
+  // connection is still open. Safe to call from any thread.
+  size_t deferredRequests() const;
 
   struct Impl;
 

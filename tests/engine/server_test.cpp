@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -27,7 +28,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // Echoes "<verb>:<body>" and records every batch. A request whose body is "block" holds the loop
-// until release() so tests can make several requests land in the same loop turn.
+// until release() so tests can make several requests land in the same loop turn. Deferred
+// answers are "<verb>:<body> late": body "defer" is held until completeHeld() (on the loop
+// thread), "timer" or "timer:<ms>" is completed by a uv_timer (20 ms by default), "sync" is
+// deferred and completed inside handleBatch.
 class FakeHandler : public BatchHandler {
  public:
   void handleBatch(std::span<ExtenderRequest*> batch) override {
@@ -44,11 +48,48 @@ class FakeHandler : public BatchHandler {
         entered_ = true;
         while (!released_) std::this_thread::sleep_for(1ms);
       }
+      if (r->body == "defer" || r->body.starts_with("timer") || r->body == "sync") {
+        r->response.clear();
+        r->deferred = true;
+      }
+      if (r->body == "defer") {
+        held_.push_back(r);
+        ++held;
+      } else if (r->body.starts_with("timer")) {
+        auto* t = new Timer{{}, r};
+        uv_timer_init(loop, &t->timer);
+        t->timer.data = t;
+        uint64_t ms = r->body.size() > 6 ? std::stoul(std::string(r->body.substr(6))) : 20;
+        uv_timer_start(
+            &t->timer,
+            [](uv_timer_t* h) {
+              auto* t = static_cast<Timer*>(h->data);
+              finish(t->req);
+              uv_close(reinterpret_cast<uv_handle_t*>(h),
+                       [](uv_handle_t* h) { delete static_cast<Timer*>(h->data); });
+            },
+            ms, 0);
+      } else if (r->body == "sync") {
+        finish(r);
+      }
     }
     std::lock_guard lock(mu_);
     batches_.push_back(std::move(bodies));
   }
   bool ready() const override { return ready_; }
+
+  // Answers every "defer" request held so far. On the loop thread (or once the loop has stopped).
+  void completeHeld() {
+    for (ExtenderRequest* r : held_) finish(r);
+    held_.clear();
+    held = 0;
+  }
+  static void finish(ExtenderRequest* r) {
+    r->response = std::string(verbName(r->verb)) + ":" + std::string(r->body) + " late";
+    r->complete(r);  // r is gone if its client is
+  }
+  uv_loop_t* loop = nullptr;
+  std::atomic<int> held{0};
 
   void release() { released_ = true; }
   bool waitEntered() {
@@ -64,8 +105,13 @@ class FakeHandler : public BatchHandler {
  private:
   std::atomic<bool> entered_{false};
   std::atomic<bool> released_{false};
+  struct Timer {
+    uv_timer_t timer;
+    ExtenderRequest* req;
+  };
   std::mutex mu_;
   std::vector<std::vector<std::string>> batches_;
+  std::vector<ExtenderRequest*> held_;  // loop thread only
 };
 
 struct Response {
@@ -105,6 +151,12 @@ class Client {
     return ::poll(&p, 1, timeoutMs) > 0;
   }
   void shutdownWrite() { ::shutdown(fd_, SHUT_WR); }
+  // Closes with a reset (SO_LINGER 0), so the server sees ECONNRESET rather than EOF.
+  void reset() {
+    linger l{1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close();
+  }
   void close() {
     ::close(fd_);
     fd_ = -1;
@@ -180,6 +232,19 @@ class ServerTest : public ::testing::Test {
     config.host = "127.0.0.1";
     config.port = 0;
     uv_loop_init(&loop_);
+    handler_.loop = &loop_;
+    // Runs tasks from the test thread on the loop; unreferenced, so it never keeps the loop alive.
+    uv_async_init(&loop_, &wake_, [](uv_async_t* a) {
+      auto* self = static_cast<ServerTest*>(a->data);
+      std::vector<std::function<void()>> tasks;
+      {
+        std::lock_guard lock(self->tasksMutex_);
+        tasks.swap(self->tasks_);
+      }
+      for (auto& t : tasks) t();
+    });
+    wake_.data = this;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
     server_ = std::make_unique<Server>(&loop_, config, handler_, metrics_);
     if (setup) setup(*server_);
     ASSERT_EQ(server_->listen(), 0);
@@ -200,7 +265,25 @@ class ServerTest : public ::testing::Test {
       thread_.join();
     }
     server_.reset();
+    uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
     EXPECT_EQ(uv_loop_close(&loop_), 0) << "a libuv handle leaked";
+  }
+  // Runs fn on the loop thread and waits for it.
+  void onLoop(std::function<void()> fn) {
+    std::promise<void> done;
+    {
+      std::lock_guard lock(tasksMutex_);
+      tasks_.push_back([&] {
+        fn();
+        done.set_value();
+      });
+    }
+    uv_async_send(&wake_);
+    done.get_future().wait();
+  }
+  void completeHeld() {
+    onLoop([this] { handler_.completeHeld(); });
   }
   std::string scrape() {
     Client c(port_);
@@ -229,6 +312,9 @@ class ServerTest : public ::testing::Test {
 
   uv_loop_t loop_;
   uv_async_t stop_;
+  uv_async_t wake_;
+  std::mutex tasksMutex_;
+  std::vector<std::function<void()>> tasks_;
   FakeHandler handler_;
   Metrics metrics_;
   std::unique_ptr<Server> server_;
@@ -680,6 +766,180 @@ TEST_F(ServerTest, GarbageOnManyConnectionsLeavesTheServerHealthy) {
   ok.send(post("/filter", "fine"));
   EXPECT_EQ(ok.next().body, "filter:fine");
   EXPECT_TRUE(eventually([&] { return server_->connections() == 1; }));
+}
+
+// ---- deferred completion (ExtenderRequest::deferred) ----
+
+TEST_F(ServerTest, DeferredRequestCompletedFromATimerIsAnswered) {
+  start();
+  Client c(port_);
+  c.send(post("/bind", "timer"));
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "bind:timer late");
+  EXPECT_EQ(r.headers["content-type"], "application/json");
+  // Completed inside handleBatch: answered with its batch.
+  c.send(post("/bind", "sync"));
+  EXPECT_EQ(c.next().body, "bind:sync late");
+  c.send(post("/filter", "after"));
+  EXPECT_EQ(c.next().body, "filter:after");
+  EXPECT_EQ(server_->deferredRequests(), 0u);
+  EXPECT_EQ(metric("fleetsched_http_requests_total{verb=\"bind\"}"), 2);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"bind\"}"), 2);
+  EXPECT_EQ(metric("fleetsched_http_deferred_requests"), 0);
+}
+
+TEST_F(ServerTest, ResponsesAfterADeferredOneWaitForItInOrder) {
+  start();
+  Client c(port_);
+  c.send(post("/bind", "defer") + post("/filter", "1") + get("/healthz") + post("/prioritize", "2"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  ASSERT_TRUE(eventually([&] { return handler_.batches().size() == 1; }));
+  EXPECT_EQ(handler_.batches()[0], (std::vector<std::string>{"defer", "1", "2"}));
+  EXPECT_FALSE(c.readable(50)) << "a response overtook the deferred one";
+  // Latency is observed when a response is written: none of these yet.
+  EXPECT_EQ(metric("fleetsched_http_deferred_requests"), 1);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"bind\"}"), 0);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"filter\"}"), 0);
+  EXPECT_EQ(metric("fleetsched_http_requests_total{verb=\"bind\"}"), 1);
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  EXPECT_EQ(c.next().body, "filter:1");
+  EXPECT_EQ(c.next().body, "ok\n");
+  EXPECT_EQ(c.next().body, "prioritize:2");
+  EXPECT_EQ(metric("fleetsched_http_deferred_requests"), 0);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"bind\"}"), 1);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"filter\"}"), 1);
+  // Two deferred in a row, the second completed first: still answered in request order.
+  c.send(post("/bind", "defer") + post("/bind", "timer:1") + post("/filter", "3"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  EXPECT_FALSE(c.readable(50));
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  EXPECT_EQ(c.next().body, "bind:timer:1 late");
+  EXPECT_EQ(c.next().body, "filter:3");
+}
+
+TEST_F(ServerTest, OtherConnectionsFlowWhileOneIsDeferred) {
+  start();
+  Client a(port_), b(port_);
+  a.send(post("/bind", "defer"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  for (int i = 0; i < 3; ++i) {
+    b.send(post("/filter", std::to_string(i)));
+    EXPECT_EQ(b.next().body, "filter:" + std::to_string(i));
+  }
+  EXPECT_FALSE(a.readable(0));
+  completeHeld();
+  EXPECT_EQ(a.next().body, "bind:defer late");
+}
+
+TEST_F(ServerTest, DeferredRequestCountsAgainstMaxPipelined) {
+  ServerConfig cfg;
+  cfg.maxPipelined = 1;
+  start(cfg);
+  Client c(port_);
+  c.send(post("/bind", "defer"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  c.send(post("/filter", "next"));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(handler_.batches().size(), 1u) << "read past maxPipelined while a request was owed";
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  EXPECT_EQ(c.next().body, "filter:next");
+  EXPECT_EQ(handler_.batches().size(), 2u);
+}
+
+TEST_F(ServerTest, ConnectionWaitingForADeferredAnswerIsNotIdle) {
+  ServerConfig cfg;
+  cfg.idleTimeoutMs = 50;
+  start(cfg);
+  Client c(port_);
+  c.send(post("/bind", "defer"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  EXPECT_FALSE(c.readable(200));
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  // Idle again once answered.
+  EXPECT_EQ(c.next().status, 408);
+  EXPECT_TRUE(c.closedByPeer());
+  EXPECT_EQ(errors("idle_timeout"), 1);
+}
+
+TEST_F(ServerTest, ConnectionCloseBehindADeferredRequestWaitsForIt) {
+  start();
+  Client c(port_);
+  c.send(post("/bind", "defer") + post("/filter", "last", "Connection: close\r\n") +
+         post("/filter", "dropped"));
+  ASSERT_TRUE(eventually([&] { return handler_.batches().size() == 1; }));
+  EXPECT_FALSE(c.readable(50)) << "answered or shut down before the deferred response";
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  Response r = c.next();
+  EXPECT_EQ(r.body, "filter:last");
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_TRUE(c.closedByPeer());
+}
+
+TEST_F(ServerTest, HalfClosedClientGetsItsDeferredAnswer) {
+  start();
+  Client c(port_);
+  c.send(post("/bind", "defer"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  c.shutdownWrite();
+  EXPECT_FALSE(c.readable(50));
+  completeHeld();
+  EXPECT_EQ(c.next().body, "bind:defer late");
+  EXPECT_TRUE(c.closedByPeer());
+  EXPECT_TRUE(eventually([&] { return server_->connections() == 0; }));
+}
+
+// The request outlives its connection until complete(); ASan reports a use-after-free or a leak.
+TEST_F(ServerTest, ClientResetWhileDeferredThenComplete) {
+  start();
+  {
+    Client c(port_);
+    c.send(post("/bind", "defer") + post("/filter", "behind"));
+    ASSERT_TRUE(eventually([&] { return handler_.held == 1 && handler_.batches().size() == 1; }));
+    c.reset();
+  }
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 0; }));
+  EXPECT_EQ(server_->deferredRequests(), 1u);
+  completeHeld();
+  EXPECT_EQ(server_->deferredRequests(), 0u);
+  EXPECT_EQ(metric("fleetsched_http_deferred_requests"), 0);
+  Client again(port_);
+  again.send(post("/bind", "timer"));
+  EXPECT_EQ(again.next().body, "bind:timer late");
+}
+
+// close() orphans deferred requests without freeing them: one is completed by its timer while
+// the loop winds down, one after the loop has stopped.
+TEST_F(ServerTest, CloseWithDeferredRequestsOutstanding) {
+  start();
+  Client a(port_), b(port_);
+  a.send(post("/bind", "defer"));
+  b.send(post("/bind", "timer:150"));
+  ASSERT_TRUE(eventually([&] { return server_->deferredRequests() == 2; }));
+  uv_async_send(&stop_);
+  thread_.join();  // returns once the timer has completed its request
+  EXPECT_EQ(server_->connections(), 0u);
+  EXPECT_EQ(server_->deferredRequests(), 1u);
+  EXPECT_TRUE(a.closedByPeer());
+  EXPECT_TRUE(b.closedByPeer());
+  handler_.completeHeld();  // the loop has stopped: this thread may call complete()
+  EXPECT_EQ(server_->deferredRequests(), 0u);
+}
+
+// A deferred request never completed is freed with the server (ASan: no leak).
+TEST_F(ServerTest, ServerDestroyedWithADeferredRequestNeverCompleted) {
+  start();
+  Client c(port_);
+  c.send(post("/bind", "defer"));
+  ASSERT_TRUE(eventually([&] { return server_->deferredRequests() == 1; }));
+  uv_async_send(&stop_);
+  thread_.join();
+  EXPECT_TRUE(c.closedByPeer());
 }
 
 // SO_REUSEPORT lets a second reactor bind the same port (one reactor per core later).
