@@ -1,0 +1,215 @@
+"""pytest fixtures: one control plane per session, one namespace per test.
+
+Environment:
+  FLEETSCHED_E2E_EXTENDER  "fleetsched" (default) or "stub" (accept-everything
+                           stand-in, for checking the control plane alone)
+  FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
+  FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
+  FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
+The component binaries come from build-components.sh (run it first; run.sh does).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,  # noqa: E402
+                     componentPaths, log, removeWorkdir, waitFor)
+from fleet import FLEET, nodeObject  # noqa: E402
+
+_failed = False
+
+
+def pytest_runtest_makereport(item, call):
+    global _failed
+    if call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception):
+        _failed = True
+
+
+def _extenderChoice() -> Extender:
+    kind = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched")
+    if kind == "stub":
+        return Extender("stub-extender", [sys.executable, str(E2E_DIR / "stub_extender.py"),
+                                          "--listen", "127.0.0.1:{port}",
+                                          "--url-prefix", "/scheduler"])
+    if kind != "fleetsched":
+        raise pytest.UsageError(f"FLEETSCHED_E2E_EXTENDER={kind}: expected fleetsched or stub")
+    binary = os.environ.get("FLEETSCHED_BIN",
+                            str(SOURCE_ROOT / "build" / "cmd" / "fleetsched" / "fleetsched"))
+    if not os.access(binary, os.X_OK):
+        raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
+                                "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
+    return Extender("fleetsched", [binary, "serve", "--listen", "127.0.0.1:{port}",
+                                   "--url-prefix", "/scheduler",
+                                   "--nodes", "{workdir}/nodes.json",
+                                   "--pods", "{workdir}/pods.json"])
+
+
+class Cluster:
+    """What a scenario sees: the control plane plus scheduling helpers."""
+
+    def __init__(self, plane: ControlPlane):
+        self.plane = plane
+        self.kube = plane.kube
+        self.stub = plane.extender.name == "stub-extender"
+
+    def syncExtender(self) -> None:
+        """Feeds the file-fed fleetsched the cluster's current nodes and pods.
+
+        Until fleetsched watches kube-apiserver it only knows what these files
+        say, so scenarios call this whenever bound pods must count.
+        """
+        self.plane.dumpState()
+        if self.stub:
+            return
+        proc = self.plane.extenderProcess
+        os.kill(proc.pid, signal.SIGHUP)
+        # A reload is a file read of a few KiB; give it a moment and make sure
+        # the process survived it and still answers.
+        time.sleep(0.3)
+        waitFor("fleetsched healthy after reload", lambda: _healthy(self.plane), timeout=10,
+                process=proc)
+
+    def createPods(self, namespace: str, pods: list[dict], parallel: int = 16) -> None:
+        """Creates pods concurrently, the way a burst from a controller arrives."""
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(parallel) as pool:
+            list(pool.map(lambda p: self.kube.createPod(namespace, p), pods))
+
+    def waitSettled(self, namespace: str, names: list[str], timeout: float = 120.0) -> dict:
+        """Waits until every named pod is bound or marked unschedulable.
+
+        Returns name -> pod. kube-scheduler sets PodScheduled=False with reason
+        Unschedulable when no node fits, and retries later; a bound pod has
+        spec.nodeName.
+        """
+        wanted = set(names)
+
+        def settled():
+            pods = {p["metadata"]["name"]: p for p in self.kube.listPods(namespace)
+                    if p["metadata"]["name"] in wanted}
+            if len(pods) == len(wanted) and all(isBound(p) or unschedulableMessage(p)
+                                                for p in pods.values()):
+                return pods
+            return None
+
+        return waitFor(f"{len(wanted)} pods in {namespace} to be bound or unschedulable",
+                       settled, timeout=timeout, interval=0.5)
+
+    def nodeUse(self) -> dict[str, int]:
+        """GPUs requested by bound pods, per node, over all namespaces."""
+        use: dict[str, int] = {}
+        for p in self.kube.listPods():
+            node = p["spec"].get("nodeName")
+            if node:
+                use[node] = use.get(node, 0) + podGpus(p)
+        return use
+
+
+def _healthy(plane: ControlPlane) -> bool:
+    from cluster import httpGetOk
+    return httpGetOk(f"http://127.0.0.1:{plane.extender.port}{plane.extender.healthPath}")
+
+
+def isBound(pod: dict) -> bool:
+    return bool(pod["spec"].get("nodeName"))
+
+
+def unschedulableMessage(pod: dict) -> str:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message") or c.get("reason") or "unschedulable"
+    return ""
+
+
+def podGpus(pod: dict) -> int:
+    total = 0
+    for c in pod["spec"].get("containers") or []:
+        res = c.get("resources") or {}
+        q = (res.get("requests") or {}).get("nvidia.com/gpu") or \
+            (res.get("limits") or {}).get("nvidia.com/gpu")
+        total += int(q) if q else 0
+    return total
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    paths = componentPaths()
+    for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
+                      ("FLEETSCHED_E2E_K8S_BIN", "kube-scheduler"), ("FLEETSCHED_E2E_K8S_BIN", "kubectl")):
+        if not os.access(Path(paths[key]) / name, os.X_OK):
+            pytest.exit(f"missing {Path(paths[key]) / name}: run tests/e2e/build-components.sh", 2)
+    extender = _extenderChoice()
+
+    parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
+    if parent:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="fleetsched-e2e-", dir=parent))
+    plane = ControlPlane(workdir, paths)
+    # pytest runs fixture teardown on failures and on Ctrl-C; atexit and the
+    # SIGTERM handler cover a harness that is stopped from outside.
+    atexit.register(plane.stop)
+    previousTerm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    log(f"work folder {workdir}")
+    started = time.monotonic()
+    try:
+        plane.start()
+        for shape in FLEET:
+            plane.kube.createNode(nodeObject(shape))
+        plane.dumpState()
+        plane.startExtender(extender)
+        plane.startScheduler()
+        log(f"control plane up in {time.monotonic() - started:.1f} s "
+            f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
+            f"scheduler :{plane.schedulerPort})")
+        yield Cluster(plane)
+    except HarnessError:
+        global _failed
+        _failed = True
+        raise
+    finally:
+        plane.stop()
+        signal.signal(signal.SIGTERM, previousTerm)
+        if _failed or os.environ.get("FLEETSCHED_E2E_KEEP") == "1":
+            log(f"logs kept in {workdir}")
+            print(f"\n[e2e] logs kept in {workdir}", flush=True)
+        else:
+            removeWorkdir(workdir)
+
+
+_namespaceIds = itertools.count()
+
+
+@pytest.fixture
+def namespace(cluster, request):
+    """A fresh namespace per test; its pods are deleted afterwards so the next
+    test starts on an empty fleet (namespaces themselves need the controller
+    manager to go away, so they stay)."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())
+    name = f"t{next(_namespaceIds)}-{slug}"[:63].rstrip("-")
+    cluster.kube.createNamespace(name)
+    yield name
+    cluster.kube.deletePodsNow(name)
+    waitFor(f"pods of {name} deleted", lambda: not cluster.kube.listPods(name), timeout=60)
+    cluster.syncExtender()
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched") != "stub":
+        return
+    skip = pytest.mark.skip(reason="needs fleetsched's policies; the stub accepts every node")
+    for item in items:
+        if "fleetsched" in item.keywords:
+            item.add_marker(skip)
