@@ -30,12 +30,24 @@ from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,
 from fleet import FLEET, nodeObject  # noqa: E402
 
 _failed = False
+_keptLogs: Path | None = None
 
 
 def pytest_runtest_makereport(item, call):
     global _failed
     if call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception):
         _failed = True
+
+
+def pytest_terminal_summary(terminalreporter):
+    # Session teardown output is captured with the last test, so say it here.
+    if _keptLogs is not None:
+        terminalreporter.write_line(f"e2e: logs of this run kept in {_keptLogs}")
+
+
+def pytest_keyboard_interrupt(excinfo):
+    global _failed
+    _failed = True  # keep the logs of an interrupted run
 
 
 def _extenderChoice() -> Extender:
@@ -146,6 +158,7 @@ def podGpus(pod: dict) -> int:
 
 @pytest.fixture(scope="session")
 def cluster():
+    global _failed, _keptLogs
     paths = componentPaths()
     for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
                       ("FLEETSCHED_E2E_K8S_BIN", "kube-scheduler"), ("FLEETSCHED_E2E_K8S_BIN", "kubectl")):
@@ -162,6 +175,9 @@ def cluster():
     # SIGTERM handler cover a harness that is stopped from outside.
     atexit.register(plane.stop)
     previousTerm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # A shell without job control starts background jobs with SIGINT ignored;
+    # Ctrl-C must still reach the harness so it can tear the cluster down.
+    previousInt = signal.signal(signal.SIGINT, signal.default_int_handler)
     log(f"work folder {workdir}")
     started = time.monotonic()
     try:
@@ -176,15 +192,15 @@ def cluster():
             f"scheduler :{plane.schedulerPort})")
         yield Cluster(plane)
     except HarnessError:
-        global _failed
         _failed = True
         raise
     finally:
         plane.stop()
         signal.signal(signal.SIGTERM, previousTerm)
+        signal.signal(signal.SIGINT, previousInt)
         if _failed or os.environ.get("FLEETSCHED_E2E_KEEP") == "1":
+            _keptLogs = workdir
             log(f"logs kept in {workdir}")
-            print(f"\n[e2e] logs kept in {workdir}", flush=True)
         else:
             removeWorkdir(workdir)
 
