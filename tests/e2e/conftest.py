@@ -223,9 +223,11 @@ def namespace(cluster, request):
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched") != "stub":
-        return
-    skip = pytest.mark.skip(reason="needs fleetsched's policies; the stub accepts every node")
+    stub = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched") == "stub"
+    skipFleetsched = pytest.mark.skip(reason="needs fleetsched's policies; the stub accepts every node")
+    skipStub = pytest.mark.skip(reason="checks the stand-in extender (FLEETSCHED_E2E_EXTENDER=stub)")
     for item in items:
-        if "fleetsched" in item.keywords:
-            item.add_marker(skip)
+        if stub and "fleetsched" in item.keywords:
+            item.add_marker(skipFleetsched)
+        elif not stub and "stub" in item.keywords:
+            item.add_marker(skipStub)

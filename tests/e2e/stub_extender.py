@@ -4,7 +4,9 @@ extender at all, independently of fleetsched (FLEETSCHED_E2E_EXTENDER=stub).
 
 Speaks extender v1 with nodeCacheCapable: true (NodeNames in, NodeNames out).
 GET /calls returns how many filter/prioritize calls it served, so a test can
-check that kube-scheduler really went through the extender.
+check that kube-scheduler really went through the extender. A pod annotated
+e2e.fleetsched.io/stub-reject: REASON has every node rejected with REASON, to
+check how extender reasons reach the pod's PodScheduled condition.
 """
 
 import argparse
@@ -50,6 +52,12 @@ def main() -> None:
             if self.path == prefix + "/filter":
                 with lock:
                     calls["filter"] += 1
+                annotations = ((body.get("Pod") or {}).get("metadata") or {}).get("annotations") or {}
+                reject = annotations.get("e2e.fleetsched.io/stub-reject")
+                if reject:
+                    self.reply(200, {"NodeNames": [], "FailedNodes": {n: reject for n in names},
+                                     "FailedAndUnresolvableNodes": {}, "Error": ""})
+                    return
                 self.reply(200, {"NodeNames": names, "FailedNodes": {},
                                  "FailedAndUnresolvableNodes": {}, "Error": ""})
             elif self.path == prefix + "/prioritize":

@@ -3,6 +3,8 @@
 import json
 import urllib.request
 
+import pytest
+
 from conftest import isBound, unschedulableMessage
 from fleet import FLEET, pod, shapeByName
 
@@ -37,6 +39,20 @@ def test_gpu_pod_is_bound_to_a_gpu_node_through_the_extender(cluster, namespace)
     if before is not None:
         # managedResources: nvidia.com/gpu routes exactly the GPU pods to the extender.
         assert after["filter"] > before["filter"]
+
+
+@pytest.mark.stub
+def test_extender_reasons_reach_the_pod_condition(cluster, namespace):
+    # The scenarios read fleetsched's reasons from PodScheduled's message; this
+    # checks that plumbing with the stand-in, whose reason is known. Seen:
+    # "0/8 nodes are available: 2 Insufficient nvidia.com/gpu, 6 stub says no. ..."
+    cluster.kube.createPod(namespace, pod("rejected", 1, annotations={
+        "e2e.fleetsched.io/stub-reject": "stub says no"}))
+    p = cluster.waitSettled(namespace, ["rejected"], timeout=60)["rejected"]
+    assert not isBound(p)
+    message = unschedulableMessage(p)
+    gpuNodes = sum(1 for s in FLEET if s.gpus)
+    assert f"{gpuNodes} stub says no" in message, message
 
 
 def _extenderCalls(cluster):
