@@ -158,19 +158,27 @@ class Kube:
 
 
 def waitFor(what: str, predicate, timeout: float, interval: float = 0.2,
-            process: Process | None = None):
-    """Polls predicate() until it returns a truthy value; raises with context."""
+            process: Process | None = None, watch: list[Process] | None = None):
+    """Polls predicate() until it returns a truthy value; raises with context.
+
+    A death of `process` (or of any process in `watch`) ends the wait at once
+    with its log tail, instead of a timeout that hides the crash.
+    """
     deadline = time.monotonic() + timeout
     lastError: Exception | None = None
+    watched = ([process] if process else []) + list(watch or [])
     while time.monotonic() < deadline:
-        if process is not None and not process.alive():
-            raise HarnessError(f"{process.name} exited with code {process.popen.returncode} "
-                               f"while waiting for {what}; log {process.logPath}:\n"
-                               f"{process.logTail()}")
+        for proc in watched:
+            if not proc.alive():
+                raise HarnessError(f"{proc.name} exited with code {proc.popen.returncode} "
+                                   f"while waiting for {what}; log {proc.logPath}:\n"
+                                   f"{proc.logTail()}")
         try:
             value = predicate()
             if value:
                 return value
+        except AssertionError:
+            raise
         except Exception as e:  # not up yet: connection refused, 503, ...
             lastError = e
         time.sleep(interval)

@@ -118,7 +118,7 @@ class Cluster:
             return None
 
         return waitFor(f"{len(wanted)} pods in {namespace} to be bound or unschedulable",
-                       settled, timeout=timeout, interval=0.5)
+                       settled, timeout=timeout, interval=0.5, watch=self.plane.processes)
 
     def nodeUse(self) -> dict[str, int]:
         """GPUs requested by bound pods, per node, over all namespaces."""

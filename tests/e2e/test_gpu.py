@@ -63,7 +63,8 @@ def test_never_more_gpus_than_allocatable_200_at_once(cluster, namespace):
         waiting = [podGpus(p) for p in podsNow if not isBound(p)]
         return not waiting or min(waiting) > maxFree
 
-    waitFor("no waiting pod to fit in the free GPUs", noWaitingPodFits, timeout=120, interval=1)
+    waitFor("no waiting pod to fit in the free GPUs", noWaitingPodFits, timeout=120, interval=1,
+            watch=cluster.plane.processes)
 
 
 def test_gpu_product_node_selector_is_honoured(cluster, namespace):
