@@ -237,6 +237,25 @@ class ControlPlane:
         self.processes.append(proc)
         return proc
 
+    def _retryOnPortClash(self, start, *args) -> None:
+        """Runs start(*args); if the component lost its free port to another
+        process in the moment between picking and binding it, stops it and
+        tries again with new ports (the log shows "address already in use")."""
+        for attempt in range(3):
+            count = len(self.processes)
+            try:
+                return start(*args)
+            except HarnessError:
+                fresh = self.processes[count:]
+                clash = any("address already in use" in p.logTail(200) for p in fresh)
+                if not clash or attempt == 2:
+                    raise
+                for proc in fresh:
+                    proc.stop()
+                    self.processes.remove(proc)
+                    proc.logPath.rename(proc.logPath.with_suffix(f".clash{attempt}.log"))
+                log(f"port clash starting {fresh[0].name}; retrying with new ports")
+
     def stop(self) -> None:
         """Stops every component by its recorded PID, newest first."""
         for proc in reversed(self.processes):
@@ -249,6 +268,18 @@ class ControlPlane:
     # ---- components -------------------------------------------------------
 
     def startEtcd(self) -> None:
+        self._retryOnPortClash(self._startEtcd)
+
+    def startApiserver(self) -> None:
+        self._retryOnPortClash(self._startApiserver)
+
+    def startExtender(self, extender: Extender) -> None:
+        self._retryOnPortClash(self._startExtender, extender)
+
+    def startScheduler(self, ignoredByScheduler: bool = False) -> None:
+        self._retryOnPortClash(self._startScheduler, ignoredByScheduler)
+
+    def _startEtcd(self) -> None:
         client, peer = freePort(), freePort()
         self.etcdUrl = f"http://127.0.0.1:{client}"
         peerUrl = f"http://127.0.0.1:{peer}"
@@ -265,7 +296,7 @@ class ControlPlane:
                 urllib.request.urlopen(self.etcdUrl + "/health", timeout=2).read(),
                 timeout=30, process=proc)
 
-    def startApiserver(self) -> None:
+    def _startApiserver(self) -> None:
         pki = self.workdir / "pki"
         pki.mkdir(exist_ok=True)
         saKey = self.workdir / "sa.key"
@@ -321,7 +352,7 @@ class ControlPlane:
         waitFor("namespace default", lambda: self.kube.request(
             "GET", "/api/v1/namespaces/default"), timeout=30, process=proc)
 
-    def startExtender(self, extender: Extender) -> None:
+    def _startExtender(self, extender: Extender) -> None:
         extender.port = freePort()
         argv = [a.format(port=extender.port, workdir=self.workdir) for a in extender.argv]
         proc = self._spawn(extender.name, argv)
@@ -330,7 +361,7 @@ class ControlPlane:
                 timeout=30, process=proc)
         self.extender, self.extenderProcess = extender, proc
 
-    def startScheduler(self, ignoredByScheduler: bool = False) -> None:
+    def _startScheduler(self, ignoredByScheduler: bool) -> None:
         assert self.extender is not None and self.kubeconfig is not None
         self.schedulerPort = freePort()
         config = self.workdir / "scheduler.yaml"
