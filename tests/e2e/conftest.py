@@ -31,6 +31,7 @@ from fleet import FLEET, nodeObject  # noqa: E402
 
 _failed = False
 _keptLogs: Path | None = None
+_reportLines: list[str] = []
 
 
 def pytest_runtest_makereport(item, call):
@@ -40,6 +41,8 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter):
+    for line in _reportLines:
+        terminalreporter.write_line(f"e2e: {line}")
     # Session teardown output is captured with the last test, so say it here.
     if _keptLogs is not None:
         terminalreporter.write_line(f"e2e: logs of this run kept in {_keptLogs}")
@@ -76,6 +79,10 @@ class Cluster:
         self.plane = plane
         self.kube = plane.kube
         self.stub = plane.extender.name == "stub-extender"
+
+    def report(self, line: str) -> None:
+        """A measurement for the end-of-run summary (timings, placements)."""
+        _reportLines.append(line)
 
     def syncExtender(self) -> None:
         """Feeds the file-fed fleetsched the cluster's current nodes and pods.
@@ -187,6 +194,7 @@ def cluster():
         plane.dumpState()
         plane.startExtender(extender)
         plane.startScheduler()
+        _reportLines.append(f"control plane up in {time.monotonic() - started:.1f} s")
         log(f"control plane up in {time.monotonic() - started:.1f} s "
             f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
             f"scheduler :{plane.schedulerPort})")

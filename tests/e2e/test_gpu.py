@@ -1,5 +1,7 @@
 """GPU placement through kube-scheduler and fleetsched: feasibility, capacity, models."""
 
+import time
+
 import pytest
 
 from cluster import waitFor
@@ -33,6 +35,7 @@ def test_never_more_gpus_than_allocatable_one_by_one(cluster, namespace):
     # refreshed after each: exactly 36 bind, the rest wait, and no node is
     # oversubscribed at any step.
     total = sum(GPU_CAPACITY.values())
+    started = time.monotonic()
     for i in range(50):
         name = f"one-{i:02d}"
         cluster.kube.createPod(namespace, pod(name, 1, annotations=TOLERANT))
@@ -42,16 +45,22 @@ def test_never_more_gpus_than_allocatable_one_by_one(cluster, namespace):
             assert "Insufficient nvidia.com/gpu" in unschedulableMessage(p)
         assertWithinCapacity(cluster.nodeUse())
         cluster.syncExtender()
+    cluster.report(f"50 pods one by one (with a fleetsched reload after each) took "
+                   f"{time.monotonic() - started:.1f} s")
     assert cluster.nodeUse() == {n: c for n, c in GPU_CAPACITY.items() if c}
 
 
 def test_never_more_gpus_than_allocatable_200_at_once(cluster, namespace):
     sizes = [1, 2, 4, 8]
     pods = [pod(f"burst-{i:03d}", sizes[i % 4], annotations=TOLERANT) for i in range(200)]
+    started = time.monotonic()
     cluster.createPods(namespace, pods)
     settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in pods], timeout=180)
+    bound = sum(1 for p in settled.values() if isBound(p))
+    cluster.report(f"200 pods created at once settled in {time.monotonic() - started:.1f} s "
+                   f"({bound} bound)")
     assertWithinCapacity(cluster.nodeUse())
-    assert any(isBound(p) for p in settled.values())
+    assert bound > 0
 
     # Work conservation: eventually no waiting pod fits in any node's free GPUs.
     # (Waiting pods are retried with backoff, so allow the queue to drain.)
