@@ -202,7 +202,7 @@ class Extender:
     name: str
     argv: list[str]  # {port} and {workdir} are substituted
     urlPrefix: str = "/scheduler"
-    healthPath: str = "/healthz"
+    healthPath: str = "/readyz"  # fleetsched: ready once its node source is loaded
     port: int = 0
 
 
