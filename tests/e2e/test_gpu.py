@@ -110,3 +110,13 @@ def test_pod_asking_for_an_absent_model_waits_with_fleetsched_reason(cluster, na
     # Every GPU node passed kube-scheduler's own filters, so the rejection, and
     # the reason the user reads, come from fleetsched.
     assert "not allowed" in message, message
+
+
+def test_invalid_annotation_is_reported_not_ignored(cluster, namespace):
+    # docs/annotations.md: an invalid value makes the pod unschedulable with a
+    # reason naming the annotation, rather than being silently ignored.
+    cluster.kube.createPod(namespace, pod("bad-policy", 1, annotations={
+        **TOLERANT, "fleetsched.io/gpu-policy": "sideways"}))
+    p = cluster.waitSettled(namespace, ["bad-policy"], timeout=60)["bad-policy"]
+    assert not isBound(p)
+    assert "fleetsched.io/gpu-policy" in unschedulableMessage(p), unschedulableMessage(p)
