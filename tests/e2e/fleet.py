@@ -25,10 +25,13 @@ class NodeShape:
     gpuMemoryMiB: int = 81920
 
 
-# 36 GPUs: 24 on-demand and 12 spot, in three zones, plus two CPU-only nodes.
+# 44 GPUs: 32 on-demand and 12 spot, in three zones, plus two CPU-only nodes.
+# The three on-demand H100 nodes are identical but for their zone, so zone
+# preferences show without GPU scores pulling elsewhere.
 FLEET: tuple[NodeShape, ...] = (
     NodeShape("h100-a-0", "zone-a", 8, H100),
     NodeShape("h100-b-0", "zone-b", 8, H100),
+    NodeShape("h100-c-0", "zone-c", 8, H100),
     NodeShape("a100-a-0", "zone-a", 4, A100),
     NodeShape("a100-c-0", "zone-c", 4, A100),
     NodeShape("a100-spot-b-0", "zone-b", 4, A100, spot=True),

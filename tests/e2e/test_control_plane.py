@@ -44,7 +44,7 @@ def test_gpu_pod_is_bound_to_a_gpu_node_through_the_extender(cluster, namespace)
 @pytest.mark.stub
 def test_extender_reasons_reach_the_pod_condition(cluster, namespace):
     # The scenarios read fleetsched's reasons from PodScheduled's message; this
-    # checks that plumbing with the stand-in, whose reason is known. Seen:
+    # checks that plumbing with the stand-in, whose reason is known. Seen (8 nodes):
     # "0/8 nodes are available: 2 Insufficient nvidia.com/gpu, 6 stub says no. ..."
     cluster.kube.createPod(namespace, pod("rejected", 1, annotations={
         "e2e.fleetsched.io/stub-reject": "stub says no"}))

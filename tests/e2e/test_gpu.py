@@ -31,8 +31,8 @@ def test_gpu_pods_land_only_on_gpu_nodes(cluster, namespace):
 
 
 def test_never_more_gpus_than_allocatable_one_by_one(cluster, namespace):
-    # 50 one-GPU pods on 36 GPUs, created one at a time with fleetsched's view
-    # refreshed after each: exactly 36 bind, the rest wait, and no node is
+    # 50 one-GPU pods on 44 GPUs, created one at a time with fleetsched's view
+    # refreshed after each: exactly 44 bind, the rest wait, and no node is
     # oversubscribed at any step.
     total = sum(GPU_CAPACITY.values())
     started = time.monotonic()
