@@ -24,6 +24,15 @@ struct ExtenderRequest {
   // kube-scheduler expects) and JSON body.
   int status = 200;
   std::string response;
+
+  // Answering later (bind waits for kube-apiserver): during handleBatch the handler sets
+  // `deferred`, keeps the pointer, and later — on the reactor thread — fills status/response
+  // and calls `complete(this)` exactly once. The reactor holds this response (and the ones
+  // after it on the same connection, which stay in order) until then. If the client goes away
+  // meanwhile the request stays valid until complete() is called; its answer is dropped.
+  bool deferred = false;
+  void (*complete)(ExtenderRequest* self) = nullptr;  // set by the reactor
+  void* reactorData = nullptr;                        // the reactor's own bookkeeping
 };
 
 constexpr size_t kBodyPadding = 64;

@@ -9,7 +9,8 @@ namespace fleetsched::plugins::annotations {
 
 // Per-GPU share for a pod that requests one GPU it can share: "250" = a quarter GPU (milli).
 constexpr std::string_view kGpuMilli = "fleetsched.io/gpu-milli";
-// Allowed GPU models, '|'-separated (matched against nvidia.com/gpu.product): "A100|H100".
+// Allowed GPU models, '|'-separated, each an exact nvidia.com/gpu.product value:
+// "NVIDIA-A100-SXM4-80GB|NVIDIA-H100-80GB-HBM3".
 constexpr std::string_view kGpuModels = "fleetsched.io/gpu-models";
 // Minimum memory per GPU in MiB: "40000".
 constexpr std::string_view kGpuMinMemory = "fleetsched.io/gpu-min-memory";

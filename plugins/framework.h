@@ -125,6 +125,15 @@ class CycleState {
 
   PodInfo pod;
 
+  // Starts a new cycle with this object: drops the previous pod and its reasons but keeps the
+  // plugin slots, so a per-thread CycleState reused across pods stops allocating. Plugins that
+  // find their slot already filled re-initialise it (checking its type: a CycleState may move
+  // between profiles).
+  void reset() {
+    pod = PodInfo{};
+    reasons_.clear();
+  }
+
   PluginState* slot(int pluginIndex) const { return slots_[pluginIndex].get(); }
   void setSlot(int pluginIndex, std::unique_ptr<PluginState> s) { slots_[pluginIndex] = std::move(s); }
 

@@ -8,7 +8,7 @@ packages=(
   libuv1-dev libsimdjson-dev libmimalloc-dev libyaml-cpp-dev libcli11-dev
   libcurl4-openssl-dev libssl-dev node-llhttp
   libgtest-dev libgmock-dev libbenchmark-dev
-  curl ca-certificates openssl python3
+  curl ca-certificates openssl python3 python3-yaml
 )
 
 missing=()

@@ -1,0 +1,176 @@
+#include "apiclient/kube_config.h"
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace fleetsched::apiclient {
+namespace {
+
+bool decodeBase64(const std::string& in, std::string& out) {
+  std::string clean;
+  clean.reserve(in.size());
+  for (char c : in) {
+    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') clean.push_back(c);
+  }
+  if (clean.size() % 4 != 0) return false;
+  out.resize(clean.size() / 4 * 3);
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
+  if (n < 0) return false;
+  size_t pad = 0;
+  if (!clean.empty() && clean.back() == '=') ++pad;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
+  out.resize(static_cast<size_t>(n) - pad);
+  return true;
+}
+
+std::string resolve(const std::string& dir, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  return dir + "/" + path;
+}
+
+// Fills `pem` from `<key>-data` (base64) or `<key>` (a file).
+bool pemField(const YAML::Node& n, const std::string& key, const std::string& dir, std::string& pem,
+              std::string& error) {
+  if (const YAML::Node d = n[key + "-data"]) {
+    if (!decodeBase64(d.as<std::string>(), pem)) {
+      error = key + "-data is not valid base64";
+      return false;
+    }
+    return true;
+  }
+  if (const YAML::Node f = n[key]) {
+    std::string path = resolve(dir, f.as<std::string>());
+    if (!readFile(path, pem)) {
+      error = key + ": cannot read " + path;
+      return false;
+    }
+  }
+  return true;
+}
+
+// The `field` map of the entry called `name`; a null node when there is none.
+YAML::Node findNamed(const YAML::Node& list, const std::string& name, const char* field) {
+  if (list && list.IsSequence()) {
+    for (const auto& item : list) {
+      if (item["name"] && item["name"].as<std::string>() == name && item[field].IsMap()) return item[field];
+    }
+  }
+  return YAML::Node(YAML::NodeType::Null);
+}
+
+}  // namespace
+
+bool readFile(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool loadKubeconfig(const std::string& path, const std::string& context, ClusterConfig& out, std::string& error) {
+  std::string text;
+  if (!readFile(path, text)) {
+    error = "kubeconfig " + path + ": cannot read";
+    return false;
+  }
+  std::string dir = ".";
+  if (auto slash = path.rfind('/'); slash != std::string::npos) dir = path.substr(0, slash);
+  try {
+    YAML::Node root = YAML::Load(text);
+    std::string ctxName = context.empty() ? root["current-context"].as<std::string>("") : context;
+    if (ctxName.empty()) {
+      error = "kubeconfig " + path + ": no current-context and no --context given";
+      return false;
+    }
+    YAML::Node ctx = findNamed(root["contexts"], ctxName, "context");
+    if (ctx.IsNull()) {
+      error = "kubeconfig " + path + ": context \"" + ctxName + "\" not found";
+      return false;
+    }
+    std::string clusterName = ctx["cluster"].as<std::string>("");
+    std::string userName = ctx["user"].as<std::string>("");
+    out.namespace_ = ctx["namespace"].as<std::string>("default");
+    YAML::Node cluster = findNamed(root["clusters"], clusterName, "cluster");
+    if (cluster.IsNull() || !cluster["server"]) {
+      error = "kubeconfig " + path + ": cluster \"" + clusterName + "\" has no server";
+      return false;
+    }
+    out.server = cluster["server"].as<std::string>();
+    while (!out.server.empty() && out.server.back() == '/') out.server.pop_back();
+    out.insecureSkipVerify = cluster["insecure-skip-tls-verify"].as<bool>(false);
+    out.tlsServerName = cluster["tls-server-name"].as<std::string>("");
+    std::string why;
+    if (!pemField(cluster, "certificate-authority", dir, out.caPem, why)) {
+      error = "kubeconfig " + path + ": cluster \"" + clusterName + "\": " + why;
+      return false;
+    }
+    YAML::Node user = findNamed(root["users"], userName, "user");
+    if (!user.IsNull()) {
+      if (user["exec"] || user["auth-provider"]) {
+        error = "kubeconfig " + path + ": user \"" + userName +
+                "\" uses a credential plugin, which fleetsched does not run; use a token, a client "
+                "certificate or the in-cluster service account";
+        return false;
+      }
+      out.token = user["token"].as<std::string>("");
+      if (user["tokenFile"]) {
+        out.tokenFile = resolve(dir, user["tokenFile"].as<std::string>());
+        if (!reloadToken(out, why)) {
+          error = "kubeconfig " + path + ": " + why;
+          return false;
+        }
+      }
+      if (!pemField(user, "client-certificate", dir, out.certPem, why) ||
+          !pemField(user, "client-key", dir, out.keyPem, why)) {
+        error = "kubeconfig " + path + ": user \"" + userName + "\": " + why;
+        return false;
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    error = "kubeconfig " + path + ": " + e.what();
+    return false;
+  }
+  return true;
+}
+
+bool inClusterConfig(ClusterConfig& out, std::string& error, const std::string& saDir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || port == nullptr || *host == '\0' || *port == '\0') {
+    error = "not running in a cluster: KUBERNETES_SERVICE_HOST/PORT are not set";
+    return false;
+  }
+  std::string h = host;
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
+  out.server = "https://" + h + ":" + port;
+  out.tokenFile = saDir + "/token";
+  if (!reloadToken(out, error)) return false;
+  if (!readFile(saDir + "/ca.crt", out.caPem)) {
+    error = "in-cluster: cannot read " + saDir + "/ca.crt";
+    return false;
+  }
+  std::string ns;
+  if (readFile(saDir + "/namespace", ns)) out.namespace_ = ns;
+  return true;
+}
+
+bool reloadToken(ClusterConfig& config, std::string& error) {
+  if (config.tokenFile.empty()) return true;
+  std::string token;
+  if (!readFile(config.tokenFile, token)) {
+    error = "cannot read token file " + config.tokenFile;
+    return false;
+  }
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  config.token = std::move(token);
+  return true;
+}
+
+}  // namespace fleetsched::apiclient

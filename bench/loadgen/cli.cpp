@@ -1,0 +1,47 @@
+#include "bench/loadgen/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <memory>
+
+#include "bench/loadgen/loadgen.h"
+
+namespace fleetsched::bench::loadgen {
+
+CLI::App* addLoadgenCommand(CLI::App& app) {
+  auto o = std::make_shared<LoadgenOptions>();
+  CLI::App* cmd = app.add_subcommand("loadgen", "Replay kube-scheduler filter+prioritize calls against an extender");
+  cmd->add_option("-t,--target", o->target, "Extender HOST:PORT")->capture_default_str();
+  cmd->add_option("--url-prefix", o->urlPrefix, "URL prefix (routes are PREFIX/filter, PREFIX/prioritize)");
+  const std::map<std::string, ArgsMode> modes = {{"nodenames", ArgsMode::kNodeNames}, {"full", ArgsMode::kFull}};
+  cmd->add_option("-m,--mode", o->mode, "ExtenderArgs mode: nodenames (nodeCacheCapable) or full")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+  cmd->add_option("--corpus", o->corpusDir, "Rebuild the corpus gen-fleet wrote to this folder (reads corpus.json)");
+  cmd->add_option("--requests-file", o->requestsFile, "NDJSON file of ExtenderArgs bodies, one per line");
+  cmd->add_option("--corpus-nodes", o->corpusNodes, "Without --corpus: fleet size to generate")->capture_default_str();
+  cmd->add_option("--corpus-pods", o->corpusPods, "Distinct pods cycled through")->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "Without --corpus: generator seed")->capture_default_str();
+  cmd->add_option("--full-mode-nodes", o->fullModeNodes, "Full mode: nodes per request")->capture_default_str();
+  cmd->add_option("--min-node-bytes", o->minNodeBytes, "Without --corpus: smallest node object")->capture_default_str();
+  cmd->add_option("--max-node-bytes", o->maxNodeBytes, "Without --corpus: largest node object")->capture_default_str();
+  cmd->add_flag("--filter-only", o->filterOnly, "Send filter only, no prioritize");
+  cmd->add_option("-c,--connections", o->connections, "Keep-alive connections")->capture_default_str();
+  cmd->add_option("-d,--depth", o->depth, "Pods in flight per connection (HTTP pipelining when > 1)")
+      ->capture_default_str();
+  cmd->add_option("-r,--rate", o->rate, "Open loop: pods started per second (0: closed loop)")->capture_default_str();
+  cmd->add_option("-D,--duration", o->duration, "Measured seconds")->capture_default_str();
+  cmd->add_option("-w,--warmup", o->warmup, "Seconds run before measuring")->capture_default_str();
+  cmd->add_option("--max-pods", o->maxPods, "Stop after this many measured pods");
+  cmd->add_option("--cpu", o->cpu, "Pin the load generator to this CPU");
+  cmd->add_option("--label", o->label, "Name of this run in JSON and plots");
+  cmd->add_option("--json", o->jsonOut, "Write results as JSON to this file");
+  cmd->add_option("--svg", o->svgOut, "Write a latency percentile plot (SVG) to this file");
+  cmd->add_flag("-q,--quiet", o->quiet, "No table on stdout");
+  cmd->callback([o] {
+    int rc = runLoadgen(*o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+  return cmd;
+}
+
+}  // namespace fleetsched::bench::loadgen

@@ -1,0 +1,83 @@
+// `fleetsched loadgen`: an HTTP/1.1 keep-alive load generator on one libuv loop that replays
+// what kube-scheduler sends an extender: per pod, a filter call and then (after its reply) a
+// prioritize call with the same ExtenderArgs.
+//
+// Closed loop: `connections` × `depth` pods in flight, each starting as soon as the previous one
+// finished. Open loop: pods start at a fixed rate; every latency is measured from the pod's
+// *intended* start, so time spent waiting for a free connection counts (no coordinated
+// omission). Results: per-verb and per-pod latency histograms, printed as a table and written
+// as JSON and an SVG percentile plot on request.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/loadgen/latency_histogram.h"
+
+namespace fleetsched::bench::loadgen {
+
+enum class ArgsMode : uint8_t { kNodeNames, kFull };
+
+struct LoadgenOptions {
+  std::string target = "127.0.0.1:8888";  // HOST:PORT
+  std::string urlPrefix;                  // routes are PREFIX/filter and PREFIX/prioritize
+  ArgsMode mode = ArgsMode::kNodeNames;
+
+  // Request corpus: rebuilt in memory from the generator (same options as gen-fleet, or read from
+  // DIR/corpus.json when `corpusDir` is set), or read as NDJSON bodies from `requestsFile`.
+  std::string corpusDir;
+  std::string requestsFile;
+  size_t corpusNodes = 1000;
+  size_t corpusPods = 256;  // distinct pod bodies cycled through
+  uint64_t seed = 1;
+  size_t fullModeNodes = 500;  // full mode: the first N nodes of the fleet
+  size_t minNodeBytes = 10 * 1024;
+  size_t maxNodeBytes = 14 * 1024;
+  double cpuOnlyFraction = 0.2;
+  bool filterOnly = false;  // skip prioritize
+
+  int connections = 1;
+  int depth = 1;         // pods in flight per connection (pipelined)
+  double rate = 0;       // pods/s; > 0 selects the open loop
+  double duration = 10;  // seconds measured, after warmup
+  double warmup = 1;     // seconds run but not recorded
+  uint64_t maxPods = 0;  // stop after this many measured pods (0: duration only)
+  int cpu = -1;          // pin to this CPU (sched_setaffinity)
+
+  std::string label;     // names the run in JSON/plots (default: target)
+  std::string jsonOut;   // write results as JSON here
+  std::string svgOut;    // write the latency plot here
+  bool quiet = false;    // no table on stdout
+};
+
+struct VerbResult {
+  LatencyHistogram latency;
+  uint64_t errors = 0;  // non-200 replies and failed connections
+};
+
+struct LoadgenResult {
+  VerbResult filter, prioritize, pod;
+  double seconds = 0;  // measured window
+  uint64_t pods = 0;   // completed, measured
+  uint64_t requests = 0;
+  uint64_t bytesSent = 0;
+  uint64_t bytesReceived = 0;
+  uint64_t reconnects = 0;
+  double podsPerSecond() const { return seconds > 0 ? static_cast<double>(pods) / seconds : 0; }
+};
+
+// Runs the load described by `options`; returns false (after printing why) when it could not
+// run at all: bad options, unreadable corpus, no connection.
+bool runLoad(const LoadgenOptions& options, LoadgenResult& result);
+
+// Table / JSON / SVG renderings of a result.
+std::string formatTable(const LoadgenOptions& options, const LoadgenResult& result);
+std::string formatJson(const LoadgenOptions& options, const LoadgenResult& result);
+std::string formatSvg(const LoadgenOptions& options, const LoadgenResult& result);
+
+// runLoad, then the outputs the options ask for. Returns a process exit code: 0, 1 when the run
+// failed, 3 when any request failed.
+int runLoadgen(const LoadgenOptions& options);
+
+}  // namespace fleetsched::bench::loadgen

@@ -1,0 +1,992 @@
+#include "cache/cache.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <charconv>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "plugins/annotations.h"
+#include "plugins/zone/zone_plugin.h"
+
+namespace fleetsched::cache {
+
+using detail::NameIndex;
+using detail::NodeChunk;
+using detail::SnapshotData;
+using detail::WorkloadShard;
+using plugins::NodeInfo;
+
+namespace {
+
+constexpr int kMaxPodScalars = 2;
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+struct StringEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+};
+
+// Per-node data readers reach through NodeInfo pointers but plugins rarely read. Immutable once
+// built: a relabelled node gets a new one and the old one is retired with the chunk version.
+struct NodeCold {
+  std::string_view name;        // SharedStrings
+  std::string_view primaryGpu;  // interned resource name of the per-GPU resource, or empty
+  std::vector<codec::KeyValue> labels;  // views into SharedStrings
+  std::vector<codec::Taint> taints;
+};
+
+enum class PodState : uint8_t { Bound, Reserved, Waiting };
+
+struct ScalarUse {
+  uint16_t resource = 0;  // CacheState::resourceId; 0 = unused
+  int32_t amount = 0;     // extended resources are whole units; no pod asks for 2^31 GPUs
+};
+
+// What the cache remembers per pod that holds (or will hold) resources. Pods that hold nothing
+// (pending, terminal) have no record.
+struct PodRecord {
+  std::string_view workload;  // in workloadKeys_; empty: none
+  std::string_view waitNode;  // key in waiting_, while Waiting
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  int64_t expiresAt = 0;      // reservation deadline, Clock ticks
+  std::array<ScalarUse, kMaxPodScalars> scalars{};
+  uint32_t node = kNoNode;    // where the charge is applied (Bound, Reserved)
+  uint32_t reservationSlot = 0;
+  uint16_t gpuMilli = plugins::kMilliPerGpu;
+  uint16_t indexMask = 0;     // from the gpu-index annotation
+  uint16_t appliedMask = 0;   // GPUs charged on the node
+  uint16_t zone = 0;          // zone the workload was counted in
+  PodState state = PodState::Bound;
+  bool hasIndex = false;
+};
+
+using PodMap = std::unordered_map<std::string, PodRecord, StringHash, StringEqual>;
+
+// Parses "0-1-3" into a bit mask; false when malformed or an index is out of range.
+bool parseGpuIndex(std::string_view s, uint16_t& mask) {
+  mask = 0;
+  if (s.empty()) return false;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (p < end) {
+    unsigned v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || next == p || v >= plugins::kMaxGpusPerNode) return false;
+    mask = static_cast<uint16_t>(mask | (1U << v));
+    p = next;
+    if (p < end) {
+      if (*p != '-' || p + 1 == end) return false;
+      ++p;
+    }
+  }
+  return true;
+}
+
+uint16_t parseGpuMilli(const codec::Pod& pod) {
+  const std::string_view* v = codec::findKey(pod.annotations, plugins::annotations::kGpuMilli);
+  if (v == nullptr) return plugins::kMilliPerGpu;
+  int n = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || p != v->data() + v->size() || n < 1 || n > plugins::kMilliPerGpu) {
+    return plugins::kMilliPerGpu;
+  }
+  return static_cast<uint16_t>(n);
+}
+
+}  // namespace
+
+void detail::addWorkloadCounts(const SnapshotData& d, std::string_view workload, std::span<uint32_t> perZone) {
+  const uint64_t h = hashName(workload);
+  const WorkloadShard* shard = d.workloads[h >> 56];
+  if (shard == nullptr) return;
+  for (const auto& e : shard->entries) {
+    if (e.hash != h || std::string_view(shard->keys).substr(e.keyOffset, e.keyLength) != workload) continue;
+    const size_t n = std::min<size_t>(shard->stride, perZone.size());
+    for (size_t z = 0; z < n; ++z) perZone[z] += shard->counts[e.countOffset + z];
+    return;
+  }
+}
+
+void Snapshot::collect(std::vector<const NodeInfo*>& out) const {
+  if (data_ == nullptr) return;
+  out.reserve(out.size() + data_->nodeCount);
+  forEachNode([&out](const NodeInfo& n) { out.push_back(&n); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer-side state. Everything here is touched only under Cache::writerMutex_.
+
+class CacheState {
+ public:
+  CacheState(Cache& cache, NodeFeatureConfig config) : cache_(cache), builder_(std::move(config)) {
+    index_ = new NameIndex;
+    index_->mask = 15;
+    index_->slots.resize(16);
+    indexDirty_ = true;
+    dirty_ = true;
+    publish();
+  }
+
+  ~CacheState() {
+    // No reader may exist any more: free the published version and everything it references.
+    const SnapshotData* root = cache_.root_.load(std::memory_order_acquire);
+    cache_.epoch_.reclaim();
+    for (NodeChunk* c : chunks_) delete c;
+    for (WorkloadShard* s : shards_) delete s;
+    delete index_;
+    delete root;
+    for (NodeCold* c : cold_) delete c;
+    for (auto& [obj, del] : pendingRetire_) del(this, obj);
+  }
+
+  // --- nodes -----------------------------------------------------------------------------------
+
+  void upsertNode(const codec::Node& node) {
+    NodeInfo info;
+    const std::string_view primary = builder_.build(node, info);
+    uint32_t id = lookup(node.name);
+    if (id == kNoNode) {
+      addNode(node, info, primary);
+      return;
+    }
+    const NodeInfo& old = nodeRef(id);
+    NodeCold* cold = cold_[id];
+    const bool sameCold = sameLabelsAndTaints(*cold, node) && cold->primaryGpu == primary;
+    // Keep what the node's pods use; a shrunk GPU count drops the tail.
+    info.usedMilliCpu = old.usedMilliCpu;
+    info.usedMemory = old.usedMemory;
+    info.usedPods = old.usedPods;
+    info.gpuUsedMilli = old.gpuUsedMilli;
+    for (int g = info.gpuCount; g < plugins::kMaxGpusPerNode; ++g) info.gpuUsedMilli[g] = 0;
+    for (uint8_t i = 0; i < info.scalarCount; ++i) {
+      if (const auto* s = old.scalar(info.scalars[i].name)) info.scalars[i].used = s->used;
+    }
+    info.id = id;
+    if (sameCold) {
+      info.name = old.name;
+      info.labels = old.labels;
+      info.taints = old.taints;
+      if (sameHot(info, old)) return;  // a status heartbeat: nothing plugins see changed
+    } else {
+      NodeCold* fresh = makeCold(node, primary);
+      retireCold(cold);
+      cold_[id] = fresh;
+      info.name = fresh->name;
+      info.labels = &fresh->labels;
+      info.taints = &fresh->taints;
+    }
+    mutableNode(id) = info;
+    zoneCount_ = builder_.zoneCount();
+  }
+
+  bool deleteNode(std::string_view name) {
+    const uint32_t id = lookup(name);
+    if (id == kNoNode) return false;
+    // Pods on the node wait for it to come back (normally their deletions follow); its
+    // reservations can no longer be honoured.
+    const std::string nameCopy(name);
+    for (auto& [uid, rec] : pods_) {
+      if (rec.node != id) continue;
+      if (rec.state == PodState::Reserved) {
+        uncharge(rec);
+        removeReservation(rec);
+        releaseWorkloadKey(rec);
+        ++released_;
+        toErase_.push_back(uid);
+      } else if (rec.state == PodState::Bound) {
+        uncharge(rec);
+        rec.node = kNoNode;
+        rec.appliedMask = 0;
+        rec.state = PodState::Waiting;
+        auto [it, _] = waiting_.try_emplace(nameCopy);
+        it->second.push_back(uid);
+        rec.waitNode = it->first;
+        ++waitingCount_;
+        --boundCount_;
+      }
+    }
+    for (const auto& uid : toErase_) pods_.erase(uid);
+    toErase_.clear();
+
+    indexErase(name, id);
+    NodeChunk& chunk = mutableChunk(id >> kChunkShift);
+    chunk.live &= ~(uint64_t{1} << (id & (kChunkSize - 1)));
+    chunk.nodes[id & (kChunkSize - 1)] = NodeInfo{};
+    retireCold(cold_[id]);
+    cold_[id] = nullptr;
+    freeIds_.push_back(id);
+    --nodeCount_;
+    dirty_ = true;
+    return true;
+  }
+
+  void replaceNodes(std::span<const codec::Node> nodes) {
+    std::unordered_set<std::string_view> keep;
+    keep.reserve(nodes.size());
+    for (const auto& n : nodes) keep.insert(n.name);
+    std::vector<std::string> gone;
+    for (uint32_t id = 0; id < idLimit_; ++id) {
+      if (cold_[id] != nullptr && !keep.contains(cold_[id]->name)) gone.emplace_back(cold_[id]->name);
+    }
+    for (const auto& name : gone) deleteNode(name);
+    for (const auto& n : nodes) upsertNode(n);
+  }
+
+  // --- pods ------------------------------------------------------------------------------------
+
+  void upsertPod(const codec::Pod& pod) {
+    const bool terminal = pod.phase == codec::PodPhase::Succeeded || pod.phase == codec::PodPhase::Failed;
+    const bool holds = !terminal && !pod.nodeName.empty();
+    auto it = pods_.find(pod.uid);
+    if (it == pods_.end()) {
+      if (!holds) return;
+      it = pods_.emplace(std::string(pod.uid), PodRecord{}).first;
+      refill(it->second, pod);
+      place(it->first, it->second, pod.nodeName, 0, false);
+      return;
+    }
+    PodRecord& rec = it->second;
+    switch (rec.state) {
+      case PodState::Reserved: {
+        if (!terminal && pod.nodeName.empty()) return;  // the Binding is not visible yet
+        const bool confirms = holds && lookup(pod.nodeName) == rec.node;
+        const uint16_t reservedMask = rec.appliedMask;
+        uncharge(rec);
+        removeReservation(rec);
+        ++(confirms ? confirmed_ : released_);
+        if (!holds) break;
+        refill(rec, pod);
+        if (confirms && !rec.hasIndex) {
+          // Without an index annotation the GPUs the binder reserved are the pod's GPUs.
+          place(it->first, rec, pod.nodeName, reservedMask, true);
+        } else {
+          place(it->first, rec, pod.nodeName, 0, false);
+        }
+        return;
+      }
+      case PodState::Bound: {
+        if (!holds) {
+          uncharge(rec);
+          --boundCount_;
+          break;
+        }
+        PodRecord fresh;
+        fillRequests(fresh, pod);
+        const bool sameNode = nodeRef(rec.node).name == pod.nodeName;
+        if (sameNode && sameRequests(rec, fresh)) return;  // a status update: nothing to charge
+        // Same node, no index annotation, same share: keep the GPUs picked earlier.
+        const bool keepGpus = sameNode && !fresh.hasIndex && !rec.hasIndex && fresh.gpuMilli == rec.gpuMilli;
+        const uint16_t mask = rec.appliedMask;
+        uncharge(rec);
+        --boundCount_;
+        refill(rec, pod);
+        place(it->first, rec, pod.nodeName, keepGpus ? mask : 0, keepGpus);
+        return;
+      }
+      case PodState::Waiting: {
+        unwait(it->first, rec);
+        if (!holds) break;
+        refill(rec, pod);
+        place(it->first, rec, pod.nodeName, 0, false);
+        return;
+      }
+    }
+    // The pod holds nothing any more.
+    releaseWorkloadKey(rec);
+    pods_.erase(it);
+  }
+
+  bool deletePod(std::string_view uid) {
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return false;
+    PodRecord& rec = it->second;
+    switch (rec.state) {
+      case PodState::Reserved:
+        uncharge(rec);
+        removeReservation(rec);
+        ++released_;
+        break;
+      case PodState::Bound:
+        uncharge(rec);
+        --boundCount_;
+        break;
+      case PodState::Waiting:
+        unwait(it->first, rec);
+        break;
+    }
+    releaseWorkloadKey(rec);
+    pods_.erase(it);
+    return true;
+  }
+
+  void replacePods(std::span<const codec::Pod> pods) {
+    std::unordered_set<std::string_view> keep;
+    keep.reserve(pods.size());
+    for (const auto& p : pods) keep.insert(p.uid);
+    std::vector<std::string> gone;
+    for (const auto& [uid, rec] : pods_) {
+      if (rec.state != PodState::Reserved && !keep.contains(uid)) gone.push_back(uid);
+    }
+    for (const auto& uid : gone) deletePod(uid);
+    for (const auto& p : pods) upsertPod(p);
+  }
+
+  // --- reservations ----------------------------------------------------------------------------
+
+  ReserveResult reserve(const ReservationRequest& r, Clock::time_point now) {
+    const uint32_t id = lookup(r.node);
+    if (id == kNoNode) return ReserveResult::UnknownNode;
+    auto it = pods_.find(r.podUid);
+    ReserveResult result = ReserveResult::Reserved;
+    if (it != pods_.end()) {
+      PodRecord& old = it->second;
+      if (old.state != PodState::Reserved) return ReserveResult::AlreadyBound;
+      uncharge(old);
+      removeReservation(old);
+      releaseWorkloadKey(old);
+      ++released_;
+      result = ReserveResult::Replaced;
+      old = PodRecord{};
+    } else {
+      it = pods_.emplace(std::string(r.podUid), PodRecord{}).first;
+    }
+    PodRecord& rec = it->second;
+    rec.milliCpu = r.milliCpu;
+    rec.memory = r.memory;
+    if (!r.gpuResource.empty() && r.gpuAmount > 0) {
+      rec.scalars[0] = {resourceId(r.gpuResource), static_cast<int32_t>(std::min<int64_t>(r.gpuAmount, INT32_MAX))};
+    }
+    uint16_t mask = 0;
+    for (uint8_t i = 0; i < r.gpus.count && i < plugins::kMaxGpusPerNode; ++i) {
+      if (r.gpus.index[i] < plugins::kMaxGpusPerNode) mask = static_cast<uint16_t>(mask | (1U << r.gpus.index[i]));
+    }
+    rec.gpuMilli = static_cast<uint16_t>(
+        r.gpus.milliEach > 0 ? std::min<int32_t>(r.gpus.milliEach, plugins::kMilliPerGpu) : plugins::kMilliPerGpu);
+    if (!r.workload.empty()) rec.workload = workloadKeys_.acquire(r.workload);
+    rec.state = PodState::Reserved;
+    rec.expiresAt = (now + r.ttl).time_since_epoch().count();
+    charge(rec, id, mask, /*explicitMask=*/true);
+    rec.reservationSlot = static_cast<uint32_t>(reservations_.size());
+    reservations_.push_back(&*it);
+    return result;
+  }
+
+  bool unreserve(std::string_view uid) {
+    auto it = pods_.find(uid);
+    if (it == pods_.end() || it->second.state != PodState::Reserved) return false;
+    uncharge(it->second);
+    removeReservation(it->second);
+    releaseWorkloadKey(it->second);
+    ++released_;
+    pods_.erase(it);
+    return true;
+  }
+
+  size_t expire(Clock::time_point now) {
+    const int64_t t = now.time_since_epoch().count();
+    size_t n = 0;
+    for (size_t i = 0; i < reservations_.size();) {
+      auto* entry = reservations_[i];
+      if (entry->second.expiresAt > t) {
+        ++i;
+        continue;
+      }
+      uncharge(entry->second);
+      removeReservation(entry->second);  // moves the last entry into slot i
+      releaseWorkloadKey(entry->second);
+      // Erase by iterator: erasing by a key that lives inside the erased element is fragile.
+      pods_.erase(pods_.find(std::string_view(entry->first)));
+      ++expired_;
+      ++n;
+    }
+    return n;
+  }
+
+  // --- publication -----------------------------------------------------------------------------
+
+  void publish() {
+    if (!dirty_) {
+      updateStats();  // waiting pods and counters change without a new version
+      return;
+    }
+    auto* data = new SnapshotData;
+    data->version = ++version_;
+    data->idLimit = idLimit_;
+    data->nodeCount = nodeCount_;
+    data->zoneCount = zoneCount_;
+    data->index = index_;
+    data->chunks.assign(chunks_.begin(), chunks_.end());
+    for (uint32_t s = 0; s < kWorkloadShards; ++s) data->workloads[s] = shards_[s];
+    const SnapshotData* old = cache_.root_.load(std::memory_order_relaxed);
+    cache_.root_.store(data, std::memory_order_seq_cst);
+
+    auto& epoch = cache_.epoch_;
+    if (old != nullptr) epoch.retire(const_cast<SnapshotData*>(old), &deleteObject<SnapshotData>, this);
+    for (auto& [obj, del] : pendingRetire_) epoch.retire(obj, del, this);
+    pendingRetire_.clear();
+    epoch.advance();
+
+    for (uint32_t c : dirtyChunks_) chunkDirty_[c] = 0;
+    dirtyChunks_.clear();
+    indexDirty_ = false;
+    for (uint32_t s : dirtyShards_) shardDirty_[s] = 0;
+    dirtyShards_.clear();
+    dirty_ = false;
+    updateStats();
+  }
+
+  void updateStats() {
+    auto& s = stats_;
+    s.version.store(version_, std::memory_order_relaxed);
+    s.nodes.store(nodeCount_, std::memory_order_relaxed);
+    s.boundPods.store(boundCount_, std::memory_order_relaxed);
+    s.waitingPods.store(waitingCount_, std::memory_order_relaxed);
+    s.live.store(reservations_.size(), std::memory_order_relaxed);
+    s.confirmed.store(confirmed_, std::memory_order_relaxed);
+    s.expired.store(expired_, std::memory_order_relaxed);
+    s.released.store(released_, std::memory_order_relaxed);
+    s.overcommits.store(overcommits_, std::memory_order_relaxed);
+    s.retired.store(cache_.epoch_.pending(), std::memory_order_relaxed);
+  }
+
+  CacheStats stats() const {
+    CacheStats out;
+    const auto& s = stats_;
+    out.version = s.version.load(std::memory_order_relaxed);
+    out.nodes = s.nodes.load(std::memory_order_relaxed);
+    out.boundPods = s.boundPods.load(std::memory_order_relaxed);
+    out.waitingPods = s.waitingPods.load(std::memory_order_relaxed);
+    out.reservationsLive = s.live.load(std::memory_order_relaxed);
+    out.reservationsConfirmed = s.confirmed.load(std::memory_order_relaxed);
+    out.reservationsExpired = s.expired.load(std::memory_order_relaxed);
+    out.reservationsReleased = s.released.load(std::memory_order_relaxed);
+    out.gpuOvercommits = s.overcommits.load(std::memory_order_relaxed);
+    out.retiredPending = s.retired.load(std::memory_order_relaxed);
+    return out;
+  }
+
+  const NodeFeatureConfig& config() const { return builder_.config(); }
+
+ private:
+  using Retire = std::pair<void*, EpochDomain::Deleter>;
+
+  template <class T>
+  static void deleteObject(void*, void* object) {
+    delete static_cast<T*>(object);
+  }
+  static void deleteCold(void* context, void* object) {
+    auto* self = static_cast<CacheState*>(context);
+    auto* cold = static_cast<NodeCold*>(object);
+    self->releaseCold(*cold);
+    delete cold;
+  }
+
+  // --- node storage ----------------------------------------------------------------------------
+
+  const NodeInfo& nodeRef(uint32_t id) const { return chunks_[id >> kChunkShift]->nodes[id & (kChunkSize - 1)]; }
+
+  NodeChunk& mutableChunk(uint32_t c) {
+    dirty_ = true;
+    if (!chunkDirty_[c]) {
+      pendingRetire_.emplace_back(chunks_[c], &deleteObject<NodeChunk>);
+      chunks_[c] = new NodeChunk(*chunks_[c]);
+      chunkDirty_[c] = 1;
+      dirtyChunks_.push_back(c);
+    }
+    return *chunks_[c];
+  }
+  NodeInfo& mutableNode(uint32_t id) { return mutableChunk(id >> kChunkShift).nodes[id & (kChunkSize - 1)]; }
+
+  uint32_t lookup(std::string_view name) const {
+    const auto h = static_cast<uint32_t>(hashName(name));
+    for (uint32_t i = h & index_->mask;; i = (i + 1) & index_->mask) {
+      const auto& s = index_->slots[i];
+      if (s.id == kNoNode) return kNoNode;
+      if (s.hash == h && nodeRef(s.id).name == name) return s.id;
+    }
+  }
+
+  NameIndex& mutableIndex() {
+    dirty_ = true;
+    if (!indexDirty_) {
+      pendingRetire_.emplace_back(index_, &deleteObject<NameIndex>);
+      index_ = new NameIndex(*index_);
+      indexDirty_ = true;
+    }
+    return *index_;
+  }
+
+  static void indexPut(NameIndex& index, uint32_t hash, uint32_t id) {
+    for (uint32_t i = hash & index.mask;; i = (i + 1) & index.mask) {
+      if (index.slots[i].id == kNoNode) {
+        index.slots[i] = {hash, id};
+        ++index.size;
+        return;
+      }
+    }
+  }
+
+  void indexInsert(std::string_view name, uint32_t id) {
+    NameIndex& index = mutableIndex();
+    if ((index.size + 1) * 2 > index.mask + 1) {
+      NameIndex grown;
+      grown.mask = (index.mask + 1) * 2 - 1;
+      grown.slots.resize(grown.mask + 1);
+      for (const auto& s : index.slots) {
+        if (s.id != kNoNode) indexPut(grown, s.hash, s.id);
+      }
+      index = std::move(grown);
+    }
+    indexPut(index, static_cast<uint32_t>(hashName(name)), id);
+  }
+
+  void indexErase(std::string_view name, uint32_t id) {
+    NameIndex& index = mutableIndex();
+    const auto h = static_cast<uint32_t>(hashName(name));
+    uint32_t i = h & index.mask;
+    while (index.slots[i].id != id) i = (i + 1) & index.mask;
+    // Backward-shift deletion: move later entries of the probe run into the hole when their
+    // home slot does not lie (cyclically) between the hole and their position.
+    uint32_t hole = i;
+    for (uint32_t j = (i + 1) & index.mask; index.slots[j].id != kNoNode; j = (j + 1) & index.mask) {
+      const uint32_t home = index.slots[j].hash & index.mask;
+      const bool between = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+      if (!between) {
+        index.slots[hole] = index.slots[j];
+        hole = j;
+      }
+    }
+    index.slots[hole] = {};
+    --index.size;
+  }
+
+  static bool sameLabelsAndTaints(const NodeCold& cold, const codec::Node& node) {
+    if (cold.labels.size() != node.labels.size() || cold.taints.size() != node.taints.size()) return false;
+    for (size_t i = 0; i < cold.labels.size(); ++i) {
+      if (cold.labels[i].key != node.labels[i].key || cold.labels[i].value != node.labels[i].value) return false;
+    }
+    for (size_t i = 0; i < cold.taints.size(); ++i) {
+      const auto& a = cold.taints[i];
+      const auto& b = node.taints[i];
+      if (a.key != b.key || a.value != b.value || a.effect != b.effect) return false;
+    }
+    return true;
+  }
+
+  static bool sameHot(const NodeInfo& a, const NodeInfo& b) {
+    if (a.zone != b.zone || a.gpuModel != b.gpuModel || a.capacityType != b.capacityType ||
+        a.unschedulable != b.unschedulable || a.allocMilliCpu != b.allocMilliCpu || a.allocMemory != b.allocMemory ||
+        a.allocPods != b.allocPods || a.gpuMemoryMiB != b.gpuMemoryMiB || a.gpuCount != b.gpuCount ||
+        a.scalarCount != b.scalarCount || a.gpuUsedMilli != b.gpuUsedMilli) {
+      return false;
+    }
+    for (uint8_t i = 0; i < a.scalarCount; ++i) {
+      if (a.scalars[i].name != b.scalars[i].name || a.scalars[i].allocatable != b.scalars[i].allocatable) return false;
+    }
+    return true;
+  }
+
+  NodeCold* makeCold(const codec::Node& node, std::string_view primary) {
+    auto* cold = new NodeCold;
+    cold->name = strings_.acquire(node.name);
+    cold->primaryGpu = primary;
+    cold->labels.reserve(node.labels.size());
+    for (const auto& kv : node.labels) cold->labels.push_back({strings_.acquire(kv.key), strings_.acquire(kv.value)});
+    cold->taints.reserve(node.taints.size());
+    for (const auto& t : node.taints) {
+      cold->taints.push_back({strings_.acquire(t.key), strings_.acquire(t.value), t.effect});
+    }
+    return cold;
+  }
+
+  void releaseCold(const NodeCold& cold) {
+    strings_.release(cold.name);
+    for (const auto& kv : cold.labels) {
+      strings_.release(kv.key);
+      strings_.release(kv.value);
+    }
+    for (const auto& t : cold.taints) {
+      strings_.release(t.key);
+      strings_.release(t.value);
+    }
+  }
+
+  void retireCold(NodeCold* cold) { pendingRetire_.emplace_back(cold, &deleteCold); }
+
+  void addNode(const codec::Node& node, NodeInfo& info, std::string_view primary) {
+    uint32_t id;
+    if (!freeIds_.empty()) {
+      id = freeIds_.back();
+      freeIds_.pop_back();
+    } else {
+      id = idLimit_++;
+      if ((id >> kChunkShift) >= chunks_.size()) {
+        chunks_.push_back(new NodeChunk);
+        chunkDirty_.push_back(1);
+        dirtyChunks_.push_back(static_cast<uint32_t>(chunks_.size() - 1));
+        dirty_ = true;
+      }
+      cold_.push_back(nullptr);
+    }
+    NodeCold* cold = makeCold(node, primary);
+    cold_[id] = cold;
+    info.id = id;
+    info.name = cold->name;
+    info.labels = &cold->labels;
+    info.taints = &cold->taints;
+    NodeChunk& chunk = mutableChunk(id >> kChunkShift);
+    chunk.nodes[id & (kChunkSize - 1)] = info;
+    chunk.live |= uint64_t{1} << (id & (kChunkSize - 1));
+    indexInsert(cold->name, id);
+    ++nodeCount_;
+    zoneCount_ = builder_.zoneCount();
+
+    // Pods that were bound to this node before it appeared.
+    auto w = waiting_.find(node.name);
+    if (w == waiting_.end()) return;
+    std::vector<std::string> uids = std::move(w->second);
+    waiting_.erase(w);
+    for (const auto& uid : uids) {
+      auto it = pods_.find(uid);
+      if (it == pods_.end()) continue;
+      --waitingCount_;
+      it->second.waitNode = {};
+      charge(it->second, id, it->second.indexMask, it->second.hasIndex);
+      it->second.state = PodState::Bound;
+      ++boundCount_;
+    }
+  }
+
+  // --- pod charges -----------------------------------------------------------------------------
+
+  // Small ids for the GPU resources pods request, so a pod record stays compact.
+  uint16_t resourceId(std::string_view name) {
+    auto it = resourceIds_.find(name);
+    if (it != resourceIds_.end()) return it->second;
+    const std::string_view interned = builder_.internResource(name);
+    resourceNames_.push_back(interned);
+    const auto id = static_cast<uint16_t>(resourceNames_.size());  // 0 = none
+    resourceIds_.emplace(interned, id);
+    return id;
+  }
+  std::string_view resourceName(uint16_t id) const { return resourceNames_[id - 1]; }
+
+  void fillRequests(PodRecord& rec, const codec::Pod& pod) {
+    rec.milliCpu = pod.requests.milliCpu;
+    rec.memory = pod.requests.memory;
+    rec.scalars = {};
+    int n = 0;
+    for (const auto& r : pod.requests.scalar) {
+      if (r.value <= 0 || !builder_.config().isGpuResource(r.name)) continue;
+      if (n == kMaxPodScalars) break;
+      rec.scalars[n++] = {resourceId(r.name), static_cast<int32_t>(std::min<int64_t>(r.value, INT32_MAX))};
+    }
+    rec.gpuMilli = parseGpuMilli(pod);
+    rec.hasIndex = false;
+    rec.indexMask = 0;
+    if (const auto* v = codec::findKey(pod.annotations, plugins::annotations::kGpuIndex)) {
+      rec.hasIndex = parseGpuIndex(*v, rec.indexMask);
+    }
+  }
+
+  // Requests and workload key from `pod`; the record's earlier key reference is dropped.
+  void refill(PodRecord& rec, const codec::Pod& pod) {
+    fillRequests(rec, pod);
+    releaseWorkloadKey(rec);
+    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) rec.workload = workloadKeys_.acquire(keyScratch_);
+  }
+
+  static bool sameRequests(const PodRecord& a, const PodRecord& b) {
+    if (a.milliCpu != b.milliCpu || a.memory != b.memory || a.gpuMilli != b.gpuMilli || a.hasIndex != b.hasIndex ||
+        a.indexMask != b.indexMask) {
+      return false;
+    }
+    for (int i = 0; i < kMaxPodScalars; ++i) {
+      if (a.scalars[i].resource != b.scalars[i].resource || a.scalars[i].amount != b.scalars[i].amount) return false;
+    }
+    return true;
+  }
+
+  // Charges `rec` (requests filled) on its node, or parks it until the node appears.
+  void place(const std::string& uid, PodRecord& rec, std::string_view nodeName, uint16_t mask, bool explicitMask) {
+    const uint32_t id = lookup(nodeName);
+    if (id == kNoNode) {
+      rec.state = PodState::Waiting;
+      rec.node = kNoNode;
+      auto [it, _] = waiting_.try_emplace(std::string(nodeName));
+      it->second.push_back(uid);
+      rec.waitNode = it->first;
+      ++waitingCount_;
+      return;
+    }
+    rec.state = PodState::Bound;
+    if (explicitMask) {
+      charge(rec, id, mask, true);
+    } else {
+      charge(rec, id, rec.indexMask, rec.hasIndex);
+    }
+    ++boundCount_;
+  }
+
+  void unwait(const std::string& uid, PodRecord& rec) {
+    auto w = waiting_.find(rec.waitNode);
+    if (w != waiting_.end()) {
+      auto& v = w->second;
+      v.erase(std::remove(v.begin(), v.end(), uid), v.end());
+      if (v.empty()) waiting_.erase(w);
+    }
+    rec.waitNode = {};
+    --waitingCount_;
+  }
+
+  // The GPUs a pod without an index annotation is charged on: the lowest-index GPUs with room
+  // for `milli`, then (an over-full node) the ones with most room left.
+  static uint16_t pickGpus(const NodeInfo& n, int count, int milli) {
+    uint16_t mask = 0;
+    int picked = 0;
+    for (int g = 0; g < n.gpuCount && picked < count; ++g) {
+      if (n.gpuFreeMilli(g) >= milli) {
+        mask = static_cast<uint16_t>(mask | (1U << g));
+        ++picked;
+      }
+    }
+    while (picked < count && picked < n.gpuCount) {
+      int best = -1;
+      for (int g = 0; g < n.gpuCount; ++g) {
+        if ((mask >> g) & 1U) continue;
+        if (best < 0 || n.gpuFreeMilli(g) > n.gpuFreeMilli(best)) best = g;
+      }
+      mask = static_cast<uint16_t>(mask | (1U << best));
+      ++picked;
+    }
+    return mask;
+  }
+
+  void charge(PodRecord& rec, uint32_t id, uint16_t mask, bool explicitMask) {
+    NodeInfo& n = mutableNode(id);
+    n.usedMilliCpu += rec.milliCpu;
+    n.usedMemory += rec.memory;
+    n.usedPods += 1;
+    int64_t primaryAmount = 0;
+    const std::string_view primary = cold_[id]->primaryGpu;
+    for (const auto& s : rec.scalars) {
+      if (s.resource == 0) continue;
+      const std::string_view name = resourceName(s.resource);
+      if (name == primary) primaryAmount = s.amount;
+      for (uint8_t i = 0; i < n.scalarCount; ++i) {
+        if (n.scalars[i].name == name) n.scalars[i].used += s.amount;
+      }
+    }
+    const uint16_t valid = static_cast<uint16_t>((1U << n.gpuCount) - 1);
+    if (explicitMask) {
+      mask &= valid;
+    } else if (primaryAmount > 0 && n.gpuCount > 0) {
+      mask = pickGpus(n, static_cast<int>(std::min<int64_t>(primaryAmount, n.gpuCount)), rec.gpuMilli);
+    } else {
+      mask = 0;
+    }
+    for (uint16_t m = mask; m != 0; m &= static_cast<uint16_t>(m - 1)) {
+      const int g = std::countr_zero(m);
+      const int used = n.gpuUsedMilli[g] + rec.gpuMilli;
+      if (used > plugins::kMilliPerGpu) ++overcommits_;
+      n.gpuUsedMilli[g] = static_cast<uint16_t>(std::min(used, plugins::kMilliPerGpu));
+    }
+    rec.node = id;
+    rec.appliedMask = mask;
+    rec.zone = n.zone;
+    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, +1);
+  }
+
+  void uncharge(PodRecord& rec) {
+    if (rec.node == kNoNode) return;
+    NodeInfo& n = mutableNode(rec.node);
+    n.usedMilliCpu -= rec.milliCpu;
+    n.usedMemory -= rec.memory;
+    n.usedPods -= 1;
+    for (const auto& s : rec.scalars) {
+      if (s.resource == 0) continue;
+      const std::string_view name = resourceName(s.resource);
+      for (uint8_t i = 0; i < n.scalarCount; ++i) {
+        if (n.scalars[i].name == name) n.scalars[i].used -= s.amount;
+      }
+    }
+    for (uint16_t m = rec.appliedMask; m != 0; m &= static_cast<uint16_t>(m - 1)) {
+      const int g = std::countr_zero(m);
+      if (g < n.gpuCount) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - rec.gpuMilli));
+    }
+    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, -1);
+    rec.node = kNoNode;
+    rec.appliedMask = 0;
+  }
+
+  void removeReservation(PodRecord& rec) {
+    const uint32_t slot = rec.reservationSlot;
+    reservations_[slot] = reservations_.back();
+    reservations_[slot]->second.reservationSlot = slot;
+    reservations_.pop_back();
+  }
+
+  // Drops the record's reference to its workload key (its counts are already removed).
+  void releaseWorkloadKey(PodRecord& rec) {
+    if (!rec.workload.empty()) workloadKeys_.release(rec.workload);
+    rec.workload = {};
+  }
+
+  // --- workload zone counts --------------------------------------------------------------------
+
+  WorkloadShard& mutableShard(uint32_t s, uint32_t needStride) {
+    dirty_ = true;
+    WorkloadShard* old = shards_[s];
+    if (!shardDirty_[s] || old == nullptr || old->stride < needStride) {
+      // Copy (or regrow) compactly: workloads whose counts all reached zero are dropped here.
+      auto* fresh = new WorkloadShard;
+      fresh->stride = std::max<uint32_t>(old != nullptr ? old->stride : 0, (needStride + 3) & ~3U);
+      if (old != nullptr) {
+        for (const auto& e : old->entries) {
+          bool any = false;
+          for (uint32_t z = 0; z < old->stride; ++z) any |= old->counts[e.countOffset + z] != 0;
+          if (!any) continue;
+          WorkloadShard::Entry ne{e.hash, static_cast<uint32_t>(fresh->keys.size()), e.keyLength,
+                                  static_cast<uint32_t>(fresh->counts.size())};
+          fresh->keys.append(old->keys, e.keyOffset, e.keyLength);
+          fresh->counts.resize(fresh->counts.size() + fresh->stride, 0);
+          std::copy_n(old->counts.begin() + e.countOffset, old->stride, fresh->counts.begin() + ne.countOffset);
+          fresh->entries.push_back(ne);
+        }
+        if (shardDirty_[s]) {
+          delete old;  // a private copy no reader has seen
+        } else {
+          pendingRetire_.emplace_back(old, &deleteObject<WorkloadShard>);
+        }
+      }
+      shards_[s] = fresh;
+      if (!shardDirty_[s]) {
+        shardDirty_[s] = 1;
+        dirtyShards_.push_back(s);
+      }
+    }
+    return *shards_[s];
+  }
+
+  void addWorkload(std::string_view key, uint16_t zone, int delta) {
+    const uint64_t h = hashName(key);
+    const auto s = static_cast<uint32_t>(h >> 56);
+    WorkloadShard& shard = mutableShard(s, std::max<uint32_t>(zone + 1U, zoneCount_));
+    for (const auto& e : shard.entries) {
+      if (e.hash == h && std::string_view(shard.keys).substr(e.keyOffset, e.keyLength) == key) {
+        uint32_t& c = shard.counts[e.countOffset + zone];
+        if (delta < 0) {
+          assert(c > 0);
+          if (c > 0) --c;
+        } else {
+          ++c;
+        }
+        return;
+      }
+    }
+    if (delta < 0) return;
+    WorkloadShard::Entry e{h, static_cast<uint32_t>(shard.keys.size()), static_cast<uint32_t>(key.size()),
+                           static_cast<uint32_t>(shard.counts.size())};
+    shard.keys.append(key);
+    shard.counts.resize(shard.counts.size() + shard.stride, 0);
+    shard.counts[e.countOffset + zone] = 1;
+    shard.entries.push_back(e);
+  }
+
+  // --- members ---------------------------------------------------------------------------------
+
+  Cache& cache_;
+  NodeBuilder builder_;
+  SharedStrings strings_;       // node names, label and taint strings (reader-visible)
+  SharedStrings workloadKeys_;  // writer-only
+  std::string keyScratch_;
+
+  // Working version: chunks_ / index_ / shards_ entries whose dirty flag is set are private
+  // copies; the rest are shared with the published version and must not be written.
+  std::vector<NodeChunk*> chunks_;
+  std::vector<uint8_t> chunkDirty_;
+  std::vector<uint32_t> dirtyChunks_;
+  NameIndex* index_ = nullptr;
+  bool indexDirty_ = false;
+  std::array<WorkloadShard*, kWorkloadShards> shards_{};
+  std::array<uint8_t, kWorkloadShards> shardDirty_{};
+  std::vector<uint32_t> dirtyShards_;
+  std::vector<Retire> pendingRetire_;  // replaced by the working version; retired at publish
+  bool dirty_ = false;
+
+  std::vector<NodeCold*> cold_;  // by node id; nullptr for holes
+  std::vector<uint32_t> freeIds_;
+  uint32_t idLimit_ = 0;
+  uint32_t nodeCount_ = 0;
+  uint32_t zoneCount_ = 1;
+  uint64_t version_ = 0;
+
+  PodMap pods_;
+  std::unordered_map<std::string, std::vector<std::string>, StringHash, StringEqual> waiting_;
+  std::vector<PodMap::value_type*> reservations_;
+  std::vector<std::string> toErase_;
+  std::unordered_map<std::string_view, uint16_t> resourceIds_;
+  std::vector<std::string_view> resourceNames_;
+
+  uint64_t boundCount_ = 0;
+  uint64_t waitingCount_ = 0;
+  uint64_t confirmed_ = 0;
+  uint64_t expired_ = 0;
+  uint64_t released_ = 0;
+  uint64_t overcommits_ = 0;
+
+  struct AtomicStats {
+    std::atomic<uint64_t> version{0}, nodes{0}, boundPods{0}, waitingPods{0}, live{0}, confirmed{0}, expired{0},
+        released{0}, overcommits{0}, retired{0};
+  } stats_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Cache::Cache(NodeFeatureConfig config) : state_(std::make_unique<CacheState>(*this, std::move(config))) {}
+
+Cache::~Cache() = default;
+
+CacheStats Cache::stats() const { return state_->stats(); }
+const NodeFeatureConfig& Cache::config() const { return state_->config(); }
+
+Cache::Writer::Writer(Cache& cache) : cache_(&cache), lock_(cache.writerMutex_) {}
+Cache::Writer::Writer(Writer&& other) noexcept : cache_(other.cache_), lock_(std::move(other.lock_)) {
+  other.cache_ = nullptr;
+}
+Cache::Writer::~Writer() {
+  if (cache_ != nullptr && lock_.owns_lock()) cache_->state_->publish();
+}
+
+void Cache::Writer::upsertNode(const codec::Node& node) { cache_->state_->upsertNode(node); }
+bool Cache::Writer::deleteNode(std::string_view name) { return cache_->state_->deleteNode(name); }
+void Cache::Writer::upsertPod(const codec::Pod& pod) { cache_->state_->upsertPod(pod); }
+bool Cache::Writer::deletePod(std::string_view uid) { return cache_->state_->deletePod(uid); }
+void Cache::Writer::replaceNodes(std::span<const codec::Node> nodes) { cache_->state_->replaceNodes(nodes); }
+void Cache::Writer::replacePods(std::span<const codec::Pod> pods) { cache_->state_->replacePods(pods); }
+ReserveResult Cache::Writer::reserve(const ReservationRequest& r, Clock::time_point now) {
+  return cache_->state_->reserve(r, now);
+}
+bool Cache::Writer::unreserve(std::string_view uid) { return cache_->state_->unreserve(uid); }
+size_t Cache::Writer::expire(Clock::time_point now) { return cache_->state_->expire(now); }
+void Cache::Writer::publish() { cache_->state_->publish(); }
+
+Reader::Reader(Cache& cache) : cache_(&cache), slot_(cache.epoch_.registerReader()) {
+  // More reading threads than kMaxReaders is a configuration bug, not a runtime condition.
+  if (slot_ < 0) std::abort();
+}
+Reader::~Reader() {
+  assert(depth_ == 0 && "a Snapshot outlives its Reader");
+  cache_->epoch_.unregisterReader(slot_);
+}
+
+}  // namespace fleetsched::cache

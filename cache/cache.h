@@ -1,0 +1,198 @@
+// The cluster state fleetsched schedules against: nodes, what bound pods use on them, and the
+// binder's in-flight reservations. One writer, any number of lock-free readers.
+//
+// Readers (the reactor thread, later one per reactor): create one Reader per thread, then take
+// a Snapshot per batch. acquire() is an epoch announcement plus one acquire load; it never
+// blocks and never allocates. A Snapshot pins its version until destroyed; keep it for one batch,
+// not across loop turns (a pinned version delays reclamation of everything retired after it).
+//
+// Writers: Cache::write() returns a Writer that holds the writer lock (a mutex only writers
+// take: ingestion on its own thread and the binder's reserve() on the reactor serialise there,
+// readers never touch it). A Writer applies any number of events to private copies of the
+// chunks they touch and publishes them all at once: on publish() or when it goes out of scope.
+// Keep batches bounded (hundreds of events) so a reserve() waiting for the lock waits
+// microseconds. The one-event helpers on Cache (upsertPod, reserve, ...) are a Writer each.
+//
+// Accounting rules (upsertPod / deletePod):
+//   - a pod holds resources when spec.nodeName is set and its phase is not Succeeded/Failed;
+//     terminating pods (deletionTimestamp set) hold them until their deletion;
+//   - it is charged requests.cpu/memory, one pod slot, every configured GPU resource it
+//     requests (node scalars), and per-GPU milli on its node's per-GPU resource: the GPUs listed
+//     in annotation fleetsched.io/gpu-index ("0-1-3"), each by fleetsched.io/gpu-milli (1000
+//     when absent or invalid); without the index annotation, the lowest-index GPUs with room
+//     (deterministic, so totals stay right);
+//   - a pod bound to a node the cache does not know yet waits and is charged when the node
+//     appears; deleting a node sends its pods back to waiting;
+//   - a pod moving between nodes or changing requests is uncharged and charged again; DELETED
+//     for an unknown pod is a no-op.
+// Workload zone counts (Snapshot::workloadZoneCounts) count Bound and Reserved pods per zone
+// under plugins::zone::workloadKey(pod), e.g. "ml/Job/train" or "ml/label/serving".
+// Reservations (reserve): charged at once; the upsertPod that shows the pod bound to the
+// reserved node confirms them (no double charge: the reservation becomes the pod's charge,
+// its GPUs kept when the pod carries no index annotation); unreserve, deletion, the pod
+// turning up terminal or on another node, or TTL expiry (expire(now), driven by the owner's
+// timer) release them.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+
+#include "cache/epoch.h"
+#include "cache/node_builder.h"
+#include "cache/snapshot.h"
+#include "codec/model.h"
+#include "plugins/framework.h"
+
+namespace fleetsched::cache {
+
+class Cache;
+class CacheState;
+
+using Clock = std::chrono::steady_clock;
+
+// One reading thread's registration. Not thread-safe itself: use it from one thread only.
+class Reader {
+ public:
+  explicit Reader(Cache& cache);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // The current version. Nested acquires on one Reader are allowed.
+  Snapshot acquire();
+
+ private:
+  friend class Snapshot;
+  void release();
+
+  Cache* cache_;
+  int slot_;
+  int depth_ = 0;
+};
+
+struct ReservationRequest {
+  std::string_view podUid;
+  std::string_view node;
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  std::string_view gpuResource;  // node scalar charged with gpuAmount; empty: none
+  int64_t gpuAmount = 0;
+  plugins::GpuAssignment gpus;   // per-GPU milli charged (count 0: none)
+  std::string_view workload;     // counted in workloadZoneCounts; empty: none
+  Clock::duration ttl = std::chrono::seconds(30);
+};
+
+enum class ReserveResult : uint8_t {
+  Reserved,      // a new reservation
+  Replaced,      // the pod's earlier reservation was released and this one charged
+  UnknownNode,   // nothing charged
+  AlreadyBound,  // the cache already charges the pod as bound; nothing charged
+};
+
+struct CacheStats {
+  uint64_t version = 0;
+  uint64_t nodes = 0;
+  uint64_t boundPods = 0;    // pods charged on a node (reservations excluded)
+  uint64_t waitingPods = 0;  // bound to a node the cache does not know
+  uint64_t reservationsLive = 0;
+  uint64_t reservationsConfirmed = 0;
+  uint64_t reservationsExpired = 0;
+  uint64_t reservationsReleased = 0;  // unreserve, deletion, superseded
+  uint64_t gpuOvercommits = 0;        // per-GPU charges clipped at 1000 milli (accounting drift)
+  uint64_t retiredPending = 0;        // old versions waiting for readers to move on
+};
+
+class Cache {
+ public:
+  explicit Cache(NodeFeatureConfig config = {});
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  class Writer {
+   public:
+    Writer(Writer&& other) noexcept;
+    Writer& operator=(Writer&&) = delete;
+    ~Writer();  // publishes
+
+    void upsertNode(const codec::Node& node);
+    bool deleteNode(std::string_view name);
+    void upsertPod(const codec::Pod& pod);
+    bool deletePod(std::string_view uid);
+    // The node set becomes exactly `nodes` (file reload): others are deleted, the rest upserted.
+    void replaceNodes(std::span<const codec::Node> nodes);
+    // The bound-pod set becomes exactly `pods`: charged pods absent from it are deleted.
+    // Reservations of pods absent from it stay.
+    void replacePods(std::span<const codec::Pod> pods);
+
+    ReserveResult reserve(const ReservationRequest& request, Clock::time_point now);
+    bool unreserve(std::string_view podUid);
+    // Releases reservations whose TTL ended at or before `now`; returns how many.
+    size_t expire(Clock::time_point now);
+
+    // Makes everything applied so far visible to readers.
+    void publish();
+
+   private:
+    friend class Cache;
+    explicit Writer(Cache& cache);
+    Cache* cache_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  Writer write() { return Writer(*this); }
+
+  // One-event conveniences, each published at once.
+  void upsertNode(const codec::Node& node) { write().upsertNode(node); }
+  bool deleteNode(std::string_view name) { return write().deleteNode(name); }
+  void upsertPod(const codec::Pod& pod) { write().upsertPod(pod); }
+  bool deletePod(std::string_view uid) { return write().deletePod(uid); }
+  ReserveResult reserve(const ReservationRequest& r, Clock::time_point now) { return write().reserve(r, now); }
+  bool unreserve(std::string_view podUid) { return write().unreserve(podUid); }
+  size_t expire(Clock::time_point now) { return write().expire(now); }
+
+  CacheStats stats() const;
+  const NodeFeatureConfig& config() const;
+
+ private:
+  friend class Reader;
+  friend class CacheState;
+
+  std::atomic<const detail::SnapshotData*> root_{nullptr};
+  EpochDomain epoch_;
+  std::mutex writerMutex_;
+  std::unique_ptr<CacheState> state_;
+};
+
+inline Snapshot Reader::acquire() {
+  if (depth_++ == 0) cache_->epoch_.enter(slot_);
+  return Snapshot(cache_->root_.load(std::memory_order_seq_cst), this);
+}
+
+inline void Reader::release() {
+  if (--depth_ == 0) cache_->epoch_.leave(slot_);
+}
+
+inline void Snapshot::release() {
+  if (reader_ != nullptr) reader_->release();
+  reader_ = nullptr;
+  data_ = nullptr;
+}
+
+inline Snapshot& Snapshot::operator=(Snapshot&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = other.data_;
+    reader_ = other.reader_;
+    other.data_ = nullptr;
+    other.reader_ = nullptr;
+  }
+  return *this;
+}
+
+}  // namespace fleetsched::cache

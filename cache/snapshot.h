@@ -1,0 +1,153 @@
+// One immutable, published version of the cluster state, as readers see it.
+//
+// Layout: node records live in fixed chunks of kChunkSize NodeInfo; a snapshot is a table of
+// chunk pointers plus a name index and the workload zone counts. The writer copies only the
+// chunks it changes (one pod event republishes one chunk), so consecutive snapshots share most
+// chunks. Node ids are slots in the chunk table: stable while the node exists, reused after it
+// is deleted; ids below idLimit() may be holes (node() returns nullptr for them).
+//
+// A Snapshot handle (from cache::Reader::acquire) keeps its version alive until it is
+// destroyed; everything it returns points into that version. It implements
+// plugins::ClusterState, so plugins take it directly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugins/framework.h"
+
+namespace fleetsched::cache {
+
+constexpr uint32_t kChunkShift = 6;
+constexpr uint32_t kChunkSize = 1U << kChunkShift;
+constexpr uint32_t kNoNode = UINT32_MAX;
+constexpr uint32_t kWorkloadShards = 256;
+
+inline uint64_t hashName(std::string_view s) { return std::hash<std::string_view>{}(s); }
+
+namespace detail {
+
+struct NodeChunk {
+  uint64_t live = 0;  // bit i set: nodes[i] holds a node
+  std::array<plugins::NodeInfo, kChunkSize> nodes{};
+};
+
+// Name → node id. Open addressing with linear probing; deletion shifts entries back, so there
+// are no tombstones. Capacity is a power of two kept at most half full.
+struct NameIndex {
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t id = kNoNode;  // kNoNode: empty
+  };
+  uint32_t mask = 0;
+  uint32_t size = 0;
+  std::vector<Slot> slots;
+};
+
+// Pods per zone for the workloads whose key hashes into this shard. Each entry owns `stride`
+// counters starting at countOffset; its key is keys[keyOffset, keyOffset + keyLength).
+struct WorkloadShard {
+  struct Entry {
+    uint64_t hash = 0;
+    uint32_t keyOffset = 0;
+    uint32_t keyLength = 0;
+    uint32_t countOffset = 0;
+  };
+  uint32_t stride = 0;
+  std::vector<Entry> entries;
+  std::string keys;
+  std::vector<uint32_t> counts;
+};
+
+struct SnapshotData {
+  uint64_t version = 0;
+  uint32_t idLimit = 0;    // node ids are < idLimit
+  uint32_t nodeCount = 0;  // live nodes
+  uint32_t zoneCount = 1;  // zone ids in use, "no zone" (0) included
+  const NameIndex* index = nullptr;
+  std::vector<const NodeChunk*> chunks;
+  std::array<const WorkloadShard*, kWorkloadShards> workloads{};
+};
+
+inline const plugins::NodeInfo* nodeAt(const SnapshotData& d, uint32_t id) {
+  if (id >= d.idLimit) return nullptr;
+  const NodeChunk* c = d.chunks[id >> kChunkShift];
+  const uint32_t slot = id & (kChunkSize - 1);
+  return (c->live >> slot) & 1U ? &c->nodes[slot] : nullptr;
+}
+
+inline uint32_t findId(const SnapshotData& d, std::string_view name) {
+  const NameIndex* index = d.index;
+  if (index == nullptr || index->size == 0) return kNoNode;
+  const auto h = static_cast<uint32_t>(hashName(name));
+  for (uint32_t i = h & index->mask;; i = (i + 1) & index->mask) {
+    const NameIndex::Slot& s = index->slots[i];
+    if (s.id == kNoNode) return kNoNode;
+    if (s.hash == h && d.chunks[s.id >> kChunkShift]->nodes[s.id & (kChunkSize - 1)].name == name) return s.id;
+  }
+}
+
+void addWorkloadCounts(const SnapshotData& d, std::string_view workload, std::span<uint32_t> perZone);
+
+}  // namespace detail
+
+class Reader;
+
+class Snapshot final : public plugins::ClusterState {
+ public:
+  Snapshot() = default;  // empty: no nodes
+  Snapshot(Snapshot&& other) noexcept : data_(other.data_), reader_(other.reader_) {
+    other.data_ = nullptr;
+    other.reader_ = nullptr;
+  }
+  Snapshot& operator=(Snapshot&& other) noexcept;
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+  ~Snapshot() override { release(); }
+
+  // The node called `name`, or nullptr.
+  const plugins::NodeInfo* find(std::string_view name) const {
+    if (data_ == nullptr) return nullptr;
+    const uint32_t id = detail::findId(*data_, name);
+    return id == kNoNode ? nullptr : detail::nodeAt(*data_, id);
+  }
+  // The node with id `id`, or nullptr for a hole or an id out of range.
+  const plugins::NodeInfo* node(uint32_t id) const { return data_ == nullptr ? nullptr : detail::nodeAt(*data_, id); }
+
+  uint32_t idLimit() const { return data_ == nullptr ? 0 : data_->idLimit; }
+  uint32_t nodeCount() const { return data_ == nullptr ? 0 : data_->nodeCount; }
+  // Increases with every publish; 0 for an empty handle.
+  uint64_t version() const { return data_ == nullptr ? 0 : data_->version; }
+
+  // Calls f(const NodeInfo&) for every node in id order.
+  template <class F>
+  void forEachNode(F&& f) const {
+    if (data_ == nullptr) return;
+    for (const detail::NodeChunk* c : data_->chunks) {
+      for (uint64_t live = c->live; live != 0; live &= live - 1) f(c->nodes[__builtin_ctzll(live)]);
+    }
+  }
+  // Appends a pointer to every node, in id order: a NodeSpan over the whole cluster.
+  void collect(std::vector<const plugins::NodeInfo*>& out) const;
+
+  // plugins::ClusterState
+  uint32_t zoneCount() const override { return data_ == nullptr ? 1 : data_->zoneCount; }
+  void workloadZoneCounts(std::string_view workload, std::span<uint32_t> perZone) const override {
+    if (data_ != nullptr) detail::addWorkloadCounts(*data_, workload, perZone);
+  }
+
+ private:
+  friend class Reader;
+  Snapshot(const detail::SnapshotData* data, Reader* reader) : data_(data), reader_(reader) {}
+  void release();
+
+  const detail::SnapshotData* data_ = nullptr;
+  Reader* reader_ = nullptr;
+};
+
+}  // namespace fleetsched::cache

@@ -1,0 +1,159 @@
+#include "codec/encoder.h"
+
+#include <algorithm>
+
+#include "codec/json_writer.h"
+
+namespace fleetsched::codec {
+
+namespace {
+
+// Map keys in Go's order: bytewise. The first 16 bytes of each name, loaded big-endian, decide
+// almost every comparison with two integer compares; ties fall back to the full names, then
+// to the input position so that of duplicate names the last one can win.
+struct SortKey {
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  uint32_t index = 0;
+};
+
+uint64_t loadBigEndian(std::string_view s, size_t from) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v <<= 8;
+    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
+  }
+  return v;
+}
+
+template <typename NameOf>
+void sortedOrder(size_t n, NameOf nameOf, std::vector<SortKey>& keys) {
+  keys.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view name = nameOf(i);
+    keys[i] = {loadBigEndian(name, 0), loadBigEndian(name, 8), static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    int c = nameOf(a.index).compare(nameOf(b.index));
+    if (c != 0) return c < 0;
+    return a.index < b.index;
+  });
+}
+
+// Scratch for the sort; the encoders run on the reactor thread, one call at a time per thread.
+thread_local std::vector<SortKey> tlsKeys;
+
+void writeFailedMap(JsonWriter& w, const std::vector<FailedNode>& v) {
+  sortedOrder(v.size(), [&](size_t i) { return v[i].node; }, tlsKeys);
+  w.ch('{');
+  bool first = true;
+  for (size_t k = 0; k < tlsKeys.size(); ++k) {
+    const FailedNode& f = v[tlsKeys[k].index];
+    if (k + 1 < tlsKeys.size() && v[tlsKeys[k + 1].index].node == f.node) continue;  // a later entry wins
+    if (!first) w.ch(',');
+    first = false;
+    w.string(f.node);
+    w.ch(':');
+    w.string(f.reason);
+  }
+  w.ch('}');
+}
+
+size_t estimateFilterSize(const FilterResult& r) {
+  size_t n = 128;
+  if (r.mode == NodesMode::NodeNames) {
+    for (auto s : r.nodeNames) n += s.size() + 3;
+  } else {
+    for (auto s : r.nodesRaw) n += s.size() + 1;
+  }
+  for (const auto& f : r.failedNodes) n += f.node.size() + f.reason.size() + 6;
+  for (const auto& f : r.failedAndUnresolvableNodes) n += f.node.size() + f.reason.size() + 6;
+  return n;
+}
+
+}  // namespace
+
+void encodeFilterResult(const FilterResult& r, std::string& out) {
+  JsonWriter w(out);
+  if (!r.error.empty()) {
+    w.raw(R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)");
+    w.string(r.error);
+    w.ch('}');
+    return;
+  }
+  out.reserve(out.size() + estimateFilterSize(r));
+  if (r.mode == NodesMode::NodeNames) {
+    w.raw(R"({"Nodes":null,"NodeNames":[)");
+    for (size_t i = 0; i < r.nodeNames.size(); ++i) {
+      if (i != 0) w.ch(',');
+      w.string(r.nodeNames[i]);
+    }
+    w.raw("],");
+  } else {
+    w.raw(R"({"Nodes":{"metadata":{},"items":[)");
+    for (size_t i = 0; i < r.nodesRaw.size(); ++i) {
+      if (i != 0) w.ch(',');
+      // An input item that was null has no bytes; keep the reply valid JSON.
+      w.raw(r.nodesRaw[i].empty() ? std::string_view("null") : r.nodesRaw[i]);
+    }
+    w.raw(R"(]},"NodeNames":null,)");
+  }
+  w.key("FailedNodes");
+  writeFailedMap(w, r.failedNodes);
+  w.ch(',');
+  w.key("FailedAndUnresolvableNodes");
+  writeFailedMap(w, r.failedAndUnresolvableNodes);
+  w.raw(R"(,"Error":"")");
+  w.ch('}');
+}
+
+void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out) {
+  JsonWriter w(out);
+  out.reserve(out.size() + 2 + list.size() * 40);
+  w.ch('[');
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i != 0) w.ch(',');
+    w.raw(R"({"Host":)");
+    w.string(list[i].host);
+    w.raw(R"(,"Score":)");
+    w.int64(list[i].score);
+    w.ch('}');
+  }
+  w.ch(']');
+}
+
+void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out) {
+  JsonWriter w(out);
+  sortedOrder(victims.size(), [&](size_t i) { return victims[i].node; }, tlsKeys);
+  w.raw(R"({"NodeNameToMetaVictims":{)");
+  bool first = true;
+  for (size_t k = 0; k < tlsKeys.size(); ++k) {
+    const NodeVictims& v = victims[tlsKeys[k].index];
+    if (k + 1 < tlsKeys.size() && victims[tlsKeys[k + 1].index].node == v.node) continue;  // last wins
+    if (!first) w.ch(',');
+    first = false;
+    w.string(v.node);
+    w.raw(R"(:{"Pods":[)");
+    for (size_t i = 0; i < v.uids.size(); ++i) {
+      if (i != 0) w.ch(',');
+      w.raw(R"({"UID":)");
+      w.string(v.uids[i]);
+      w.ch('}');
+    }
+    w.raw(R"(],"NumPDBViolations":)");
+    w.int64(v.numPdbViolations);
+    w.ch('}');
+  }
+  w.raw("}}");
+}
+
+void encodeBindingResult(std::string_view error, std::string& out) {
+  JsonWriter w(out);
+  w.raw(R"({"Error":)");
+  w.string(error);
+  w.ch('}');
+}
+
+}  // namespace fleetsched::codec

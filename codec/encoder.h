@@ -1,0 +1,35 @@
+// Encoders for the extender/v1 replies, byte for byte what Go's json.Marshal writes for the same
+// values: field order of the Go structs, map keys sorted bytewise (Go's strings.Compare), Go's
+// string escaping (see json_writer.h). Each appends to `out` and never fails.
+//
+// Empty vs nil (Go writes null for nil slices and maps; kube-scheduler reads both the same way,
+// except a null NodeNames in a NodeNames-mode filter reply, which rejects every node):
+//   filter:     the mode's list is always written ([] / "items":[] when nothing passes), the
+//               other one is null; failed maps are {} when empty. A non-empty error writes
+//               Go's zero-value result: {"Nodes":null,"NodeNames":null,"FailedNodes":null,
+//               "FailedAndUnresolvableNodes":null,"Error":"..."}.
+//   prioritize: [] when empty.
+//   preempt:    {"NodeNameToMetaVictims":{}} when empty; each node's Pods is [] when empty.
+//   bind:       {"Error":""} on success.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "codec/extender.h"
+
+namespace fleetsched::codec {
+
+// The failed lists may come in any order; they are written sorted. A Go map holds a key once:
+// of duplicate node names the last entry wins, as repeated map assignment would.
+void encodeFilterResult(const FilterResult& r, std::string& out);
+
+void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out);
+
+// Writes each node's `uids`, nodes sorted by name (duplicates: the last wins).
+void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out);
+
+void encodeBindingResult(std::string_view error, std::string& out);
+
+}  // namespace fleetsched::codec

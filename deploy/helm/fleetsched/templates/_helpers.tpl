@@ -1,0 +1,168 @@
+{{/* Names, labels and the values both installation shapes derive from. */}}
+
+{{- define "fleetsched.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "fleetsched.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fleetsched.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "fleetsched.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "fleetsched.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "fleetsched.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "fleetsched.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "fleetsched.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fleetsched.sidecar" -}}
+{{- if eq .Values.mode "sidecar" -}}true{{- end -}}
+{{- end -}}
+
+{{- define "fleetsched.replicas" -}}
+{{- if kindIs "invalid" .Values.replicaCount -}}
+{{- if include "fleetsched.sidecar" . -}}2{{- else -}}1{{- end -}}
+{{- else -}}
+{{- .Values.replicaCount -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fleetsched.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "fleetsched.leaseName" -}}
+{{- default (include "fleetsched.fullname" .) .Values.kubeScheduler.leaderElection.resourceName -}}
+{{- end -}}
+
+{{/* Where kube-scheduler reaches fleetsched. */}}
+{{- define "fleetsched.extenderURL" -}}
+{{- if .Values.extender.urlPrefix -}}
+{{- .Values.extender.urlPrefix -}}
+{{- else if include "fleetsched.sidecar" . -}}
+{{- printf "http://127.0.0.1:%v%s" .Values.server.port .Values.server.urlPrefix -}}
+{{- else -}}
+{{- printf "http://%s.%s.svc:%v%s" (include "fleetsched.fullname" .) .Release.Namespace .Values.server.port .Values.server.urlPrefix -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The KubeSchedulerConfiguration; the sidecar's kube-scheduler runs with it, standalone ships it. */}}
+{{- define "fleetsched.schedulerConfig" -}}
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+{{- if include "fleetsched.sidecar" . }}
+leaderElection:
+  leaderElect: {{ .Values.kubeScheduler.leaderElection.enabled }}
+  resourceNamespace: {{ .Release.Namespace }}
+  resourceName: {{ include "fleetsched.leaseName" . }}
+{{- end }}
+{{- if .Values.percentageOfNodesToScore }}
+percentageOfNodesToScore: {{ .Values.percentageOfNodesToScore }}
+{{- end }}
+{{- if include "fleetsched.sidecar" . }}
+profiles:
+- schedulerName: {{ .Values.schedulerName }}
+{{- end }}
+extenders:
+- urlPrefix: {{ include "fleetsched.extenderURL" . | quote }}
+  {{- with .Values.extender.verbs }}
+  {{- if .filter }}
+  filterVerb: {{ .filter | quote }}
+  {{- end }}
+  {{- if .prioritize }}
+  prioritizeVerb: {{ .prioritize | quote }}
+  {{- end }}
+  {{- if .preempt }}
+  preemptVerb: {{ .preempt | quote }}
+  {{- end }}
+  {{- if .bind }}
+  bindVerb: {{ .bind | quote }}
+  {{- end }}
+  {{- end }}
+  weight: {{ .Values.extender.weight }}
+  httpTimeout: {{ .Values.extender.httpTimeout | quote }}
+  nodeCacheCapable: {{ .Values.extender.nodeCacheCapable }}
+  enableHTTPS: false
+  ignorable: {{ .Values.extender.ignorable }}
+  {{- with .Values.extender.managedResources }}
+  managedResources:
+    {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The fleetsched container, the same in both shapes. */}}
+{{- define "fleetsched.serverContainer" -}}
+- name: fleetsched
+  image: {{ include "fleetsched.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+  - serve
+  - --listen=0.0.0.0:{{ .Values.server.port }}
+  - --config=/etc/fleetsched/profile.yaml
+  - --in-cluster
+  {{- if .Values.server.urlPrefix }}
+  - --url-prefix={{ .Values.server.urlPrefix }}
+  {{- end }}
+  {{- if .Values.extender.verbs.bind }}
+  - --bind
+  {{- end }}
+  {{- with .Values.server.maxBodyBytes }}
+  - --max-body-bytes={{ . }}
+  {{- end }}
+  {{- with .Values.server.maxConnections }}
+  - --max-connections={{ . }}
+  {{- end }}
+  {{- with .Values.server.extraArgs }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  ports:
+  - name: http
+    containerPort: {{ .Values.server.port }}
+  # Liveness on /healthz only: /readyz stays false until the initial node and pod lists are cached.
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: http
+    periodSeconds: 2
+    failureThreshold: 30
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: http
+    periodSeconds: 10
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: http
+    periodSeconds: 5
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  volumeMounts:
+  - name: profile
+    mountPath: /etc/fleetsched
+    readOnly: true
+{{- end -}}

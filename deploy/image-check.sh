@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Repeats deploy/Dockerfile's steps without a container engine: the build stage in one Debian 12
+# (bookworm, minbase) chroot, the runtime stage in another, both made by debootstrap. It builds a
+# fresh clone of the committed HEAD, runs `fleetsched version` as the image's non-root user and
+# compares the libraries `ldd` resolves with deploy/runtime-packages.txt.
+#
+#   sudo deploy/image-check.sh [WORKDIR]      (default WORKDIR: /tmp/fleetsched-image-check)
+#
+# Needs root, debootstrap and git on the host, and a Debian package mirror (debootstrap's default, or
+# FLEETSCHED_DEBIAN_MIRROR).
+# The chroots are kept in WORKDIR and reused; delete it to start from scratch.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/tmp/fleetsched-image-check}
+mirror=${FLEETSCHED_DEBIAN_MIRROR:-}  # empty: debootstrap's default mirror
+release=bookworm
+build_root=$work/build-root
+runtime_root=$work/runtime-root
+
+[ "$(id -u)" -eq 0 ] || { echo "image-check: needs root (debootstrap, chroot)" >&2; exit 1; }
+command -v debootstrap >/dev/null || { echo "image-check: apt-get install debootstrap" >&2; exit 1; }
+
+mounted=()
+cleanup() {
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# The official debian:bookworm and debian:bookworm-slim images are minbase systems too.
+makeRoot() {
+  local root=$1
+  if [ ! -x "$root/usr/bin/apt-get" ]; then
+    echo "image-check: debootstrap $release into $root" >&2
+    debootstrap --variant=minbase "$release" "$root" ${mirror:+"$mirror"} >"$work/debootstrap-$(basename "$root").log"
+  fi
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
+}
+
+mkdir -p "$work"
+makeRoot "$build_root"
+makeRoot "$runtime_root"
+
+# --- build stage -------------------------------------------------------------------------------
+commit=$(git -C "$repo" rev-parse HEAD)
+rm -rf "$build_root/src"
+git clone --quiet --no-checkout "$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir)" \
+  "$build_root/src"
+git -C "$build_root/src" checkout --quiet "$commit"
+# Docker sends only what .dockerignore lets through; drop the same paths so that a build which
+# needs an ignored file fails here too.
+(
+  cd "$build_root/src"
+  shopt -s globstar nullglob dotglob
+  while read -r pattern; do
+    pattern=${pattern%%#*}
+    pattern=${pattern%/}
+    pattern=$(echo "$pattern" | xargs)
+    [ -n "$pattern" ] || continue
+    for path in $pattern; do rm -rf -- "$path"; done
+  done < "$repo/.dockerignore"
+)
+echo "image-check: build stage, commit $commit" >&2
+# Same commands, same order as the Dockerfile's build stage.
+chroot "$build_root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash -euc '
+  bash /src/scripts/bootstrap.sh
+  cd /src
+  meson setup build --buildtype=release >/dev/null
+  ninja -C build cmd/fleetsched/fleetsched >/dev/null
+  build/cmd/fleetsched/fleetsched version'
+
+# --- runtime stage -----------------------------------------------------------------------------
+echo "image-check: runtime stage" >&2
+cp "$repo/deploy/runtime-packages.txt" "$runtime_root/tmp/runtime-packages.txt"
+chroot "$runtime_root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root sh -euc '
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    $(sed -e "s/#.*//" /tmp/runtime-packages.txt) >/dev/null
+  getent group fleetsched >/dev/null || groupadd --gid 65532 fleetsched
+  getent passwd fleetsched >/dev/null || useradd --no-log-init --uid 65532 --gid 65532 --no-create-home \
+    --home-dir /nonexistent --shell /usr/sbin/nologin fleetsched'
+install -m 0755 "$build_root/src/build/cmd/fleetsched/fleetsched" "$runtime_root/usr/local/bin/fleetsched"
+
+echo "image-check: ldd /usr/local/bin/fleetsched (runtime stage)" >&2
+chroot "$runtime_root" ldd /usr/local/bin/fleetsched | tee "$work/ldd.txt"
+if grep -q 'not found' "$work/ldd.txt"; then
+  echo "image-check: FAIL: the runtime stage misses a library" >&2
+  exit 1
+fi
+chroot --userspec=65532:65532 "$runtime_root" /usr/local/bin/fleetsched version
+
+# Which listed packages does the binary really use, and which used ones are not listed (those
+# would only be present by accident, as dependencies of something else)?
+used=$(awk '/=>/ {print $3}' "$work/ldd.txt" | while read -r lib; do
+  chroot "$runtime_root" dpkg -S "$(chroot "$runtime_root" readlink -f "$lib")" 2>/dev/null || \
+  chroot "$runtime_root" dpkg -S "$lib" 2>/dev/null || true
+done | cut -d: -f1 | sort -u)
+listed=$(sed -e 's/#.*//' "$repo/deploy/runtime-packages.txt" | tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
+echo "image-check: packages providing linked libraries: $(echo $used)"
+unlisted=$(comm -13 <(echo "$listed") <(echo "$used") | grep -v -x -e libc6 -e libgcc-s1 || true)
+unused=$(comm -23 <(echo "$listed") <(echo "$used") | grep -v -x -e ca-certificates || true)
+[ -z "$unused" ] || echo "image-check: note: listed but not linked (yet): $(echo $unused)"
+if [ -n "$unlisted" ]; then
+  echo "image-check: FAIL: linked but not in runtime-packages.txt: $(echo $unlisted)" >&2
+  exit 1
+fi
+# Forward-looking: the runtime package behind each shared library that a -dev package from
+# bootstrap.sh offers (test and benchmark libraries aside). The binary may link any of them once the
+# code uses it; unlisted ones are reported.
+while read -r dev; do
+  for so in $(chroot "$build_root" dpkg -L "$dev" 2>/dev/null | grep -E '/lib[^/]*\.so$'); do
+    target=$(chroot "$build_root" readlink -f "$so")
+    pkg=$(chroot "$build_root" dpkg -S "$target" 2>/dev/null | cut -d: -f1)
+    if [ -n "$pkg" ] && ! grep -qx "$pkg" <(echo "$listed"); then
+      echo "image-check: note: $dev offers ${target##*/} ($pkg), not in runtime-packages.txt"
+    fi
+  done
+done < <(sed -n '/^packages=(/,/^)/p' "$repo/scripts/bootstrap.sh" | tr -s ' ' '\n' |
+          grep -E '^lib.*-dev$' | grep -v -x -e libgtest-dev -e libgmock-dev -e libbenchmark-dev)
+echo "image-check: OK (commit $commit)"

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Offline checks of fleetsched's deployment files: the promises the manifests make to users.
+
+Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR]... [--write-scheduler-configs DIR]
+                         MANIFEST.yaml ...
+
+Each manifest may hold several documents. Checked without a cluster:
+  - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
+  - Deployments: hardened pod and container security contexts, requests and limits on every
+    container, fleetsched probes on /healthz and /readyz;
+  - KubeSchedulerConfiguration inside ConfigMaps: only known extender keys (a misspelt key such as
+    enableHttps is silently ignored by kube-scheduler's lenient paths and by older decoders), the
+    extender rules kube-scheduler validates, the settings fleetsched relies on, and the extender port
+    matching fleetsched's --listen port;
+  - FleetschedConfiguration inside ConfigMaps: shape of profiles and plugins;
+  - the Grafana dashboard: valid JSON, unique panel ids, only known fleetsched_ metric names, every
+    known metric shown; with --metric-sources, a warning for names the sources do not mention.
+With --write-scheduler-configs, each embedded KubeSchedulerConfiguration is also written to DIR (one
+file each) so that a real kube-scheduler can load and validate it (check.sh does).
+Exit status 1 on any error.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+import yaml
+
+CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "Namespace", "PriorityClass"}
+EXTENDER_KEYS = {
+    "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
+    "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
+}
+# The names the engine and cache publish (design.md section 6, deploy task brief).
+KNOWN_METRICS = {
+    "fleetsched_requests_total", "fleetsched_request_duration_seconds_bucket",
+    "fleetsched_http_errors_total", "fleetsched_phase_duration_seconds_bucket",
+    "fleetsched_cache_nodes", "fleetsched_cache_pods", "fleetsched_watch_lag_seconds",
+    "fleetsched_relists_total", "fleetsched_reservations", "fleetsched_gpu_allocated",
+    "fleetsched_gpu_free",
+}
+
+errors = []
+
+
+def error(where, message):
+    errors.append(f"{where}: {message}")
+
+
+def checkContainerSecurity(where, container, podSecurity):
+    sc = container.get("securityContext") or {}
+    if sc.get("allowPrivilegeEscalation") is not False:
+        error(where, "allowPrivilegeEscalation must be false")
+    if sc.get("readOnlyRootFilesystem") is not True:
+        error(where, "readOnlyRootFilesystem must be true")
+    if "ALL" not in ((sc.get("capabilities") or {}).get("drop") or []):
+        error(where, "capabilities must drop ALL")
+    if not (sc.get("runAsNonRoot") or podSecurity.get("runAsNonRoot")):
+        error(where, "runAsNonRoot must be true")
+    resources = container.get("resources") or {}
+    for kind in ("requests", "limits"):
+        if not resources.get(kind):
+            error(where, f"resources.{kind} missing")
+
+
+def probePath(container, probe):
+    return (((container.get(probe) or {}).get("httpGet")) or {}).get("path")
+
+
+def listenPort(container):
+    for arg in container.get("args") or []:
+        m = re.fullmatch(r"--listen=(\S*):(\d+)", str(arg))
+        if m:
+            return int(m.group(2))
+    return 8888  # fleetsched serve's default
+
+
+def checkDeployment(where, obj, context):
+    pod = obj["spec"]["template"]["spec"]
+    podSecurity = pod.get("securityContext") or {}
+    if (podSecurity.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+        error(where, "pod seccompProfile must be RuntimeDefault")
+    if not podSecurity.get("runAsNonRoot"):
+        error(where, "pod runAsNonRoot must be true")
+    names = [c["name"] for c in pod["containers"]]
+    for c in pod["containers"]:
+        checkContainerSecurity(f"{where} container {c['name']}", c, podSecurity)
+    fleetsched = [c for c in pod["containers"] if c["name"] == "fleetsched"]
+    if not fleetsched:
+        error(where, f"no fleetsched container (containers: {names})")
+        return
+    c = fleetsched[0]
+    if probePath(c, "livenessProbe") != "/healthz":
+        error(where, "fleetsched livenessProbe must be GET /healthz")
+    if probePath(c, "readinessProbe") != "/readyz":
+        error(where, "fleetsched readinessProbe must be GET /readyz")
+    context["listenPorts"].append(listenPort(c))
+    context["sidecar"] |= "kube-scheduler" in names
+
+
+def checkSchedulerConfig(where, cfg, context):
+    if cfg.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
+        error(where, "apiVersion must be kubescheduler.config.k8s.io/v1")
+    if cfg.get("kind") != "KubeSchedulerConfiguration":
+        error(where, "kind must be KubeSchedulerConfiguration")
+    if cfg.get("percentageOfNodesToScore") != 100:
+        error(where, "percentageOfNodesToScore should be 100 (extender sees every feasible node)")
+    extenders = cfg.get("extenders") or []
+    if len(extenders) != 1:
+        error(where, f"expected one extender, found {len(extenders)}")
+    if sum(1 for e in extenders if e.get("bindVerb")) > 1:
+        error(where, "at most one extender may set bindVerb")
+    for e in extenders:
+        unknown = set(e) - EXTENDER_KEYS
+        if unknown:
+            error(where, f"unknown extender keys {sorted(unknown)}")
+        if e.get("prioritizeVerb") and not (isinstance(e.get("weight"), int) and e["weight"] > 0):
+            error(where, "weight must be a positive integer when prioritizeVerb is set")
+        if e.get("nodeCacheCapable") is not True:
+            error(where, "nodeCacheCapable must be true (fleetsched answers with NodeNames)")
+        if not re.fullmatch(r"\d+(ms|s|m)", str(e.get("httpTimeout", ""))):
+            error(where, f"httpTimeout {e.get('httpTimeout')!r} is not a duration")
+        managed = [m.get("name") for m in e.get("managedResources") or []]
+        if "nvidia.com/gpu" not in managed:
+            error(where, "managedResources must include nvidia.com/gpu")
+        if len(set(managed)) != len(managed):
+            error(where, "duplicate managedResources")
+        for verb in ("filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb"):
+            if e.get(verb) and "/" in e[verb]:
+                error(where, f"{verb} is appended to urlPrefix and must not contain '/'")
+        m = re.fullmatch(r"https?://([^/:]+)(?::(\d+))?(/.*)?", str(e.get("urlPrefix", "")))
+        if not m:
+            error(where, f"urlPrefix {e.get('urlPrefix')!r} is not an http(s) URL")
+        else:
+            context["extenderURLs"].append((where, m.group(1), int(m.group(2) or 80)))
+    for p in cfg.get("profiles") or []:
+        if p.get("schedulerName"):
+            context["schedulerNames"].add(p["schedulerName"])
+
+
+def checkProfile(where, cfg):
+    if cfg.get("apiVersion") != "fleetsched.io/v1alpha1" or cfg.get("kind") != "FleetschedConfiguration":
+        error(where, "expected apiVersion fleetsched.io/v1alpha1, kind FleetschedConfiguration")
+    profiles = cfg.get("profiles") or []
+    if not any(p.get("name") == "default" for p in profiles):
+        error(where, "a profile named default is required (the fallback for every pod)")
+    for p in profiles:
+        for plugin in p.get("plugins") or []:
+            if not plugin.get("name") or not isinstance(plugin.get("weight", 1), int):
+                error(where, f"plugin entry {plugin!r} needs a name and an integer weight")
+
+
+def checkManifest(path, context):
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    for i, obj in enumerate(docs):
+        kind = obj.get("kind")
+        name = (obj.get("metadata") or {}).get("name")
+        where = f"{path}#{i} {kind}/{name}"
+        if not obj.get("apiVersion") or not kind or not name:
+            error(where, "apiVersion, kind and metadata.name are required")
+            continue
+        if kind not in CLUSTER_SCOPED and not obj["metadata"].get("namespace"):
+            error(where, "namespaced object without metadata.namespace")
+        if kind == "Deployment":
+            checkDeployment(where, obj, context)
+        elif kind == "ConfigMap":
+            for key, text in (obj.get("data") or {}).items():
+                embedded = yaml.safe_load(text)
+                if not isinstance(embedded, dict):
+                    continue
+                if embedded.get("kind") == "KubeSchedulerConfiguration":
+                    checkSchedulerConfig(f"{where} {key}", embedded, context)
+                    context["schedulerConfigs"].append(text)
+                elif embedded.get("kind") == "FleetschedConfiguration":
+                    checkProfile(f"{where} {key}", embedded)
+        elif kind == "Pod":
+            scheduler = obj["spec"].get("schedulerName")
+            if scheduler:
+                context["podSchedulers"].append((where, scheduler))
+
+
+def checkDashboard(path, sources):
+    with open(path) as f:
+        dash = json.load(f)
+    panels = []
+
+    def walk(items):
+        for p in items:
+            panels.append(p)
+            walk(p.get("panels") or [])
+    walk(dash.get("panels") or [])
+    ids = [p.get("id") for p in panels]
+    if len(ids) != len(set(ids)):
+        error(path, "panel ids are not unique")
+    used = set()
+    for p in panels:
+        for t in p.get("targets") or []:
+            names = set(re.findall(r"\bfleetsched_[a-z_]+", t.get("expr", "")))
+            unknown = names - KNOWN_METRICS
+            if unknown:
+                error(path, f"panel {p.get('title')!r} uses unknown metrics {sorted(unknown)}")
+            used |= names
+    missing = KNOWN_METRICS - used
+    if missing:
+        error(path, f"metrics not shown on any panel: {sorted(missing)}")
+    if sources:
+        text = ""
+        for d in sources:
+            for root, _, files in os.walk(d):
+                for fn in files:
+                    if fn.endswith((".cpp", ".h", ".cc")):
+                        with open(os.path.join(root, fn), errors="replace") as f:
+                            text += f.read()
+        if "fleetsched_" in text:
+            for name in sorted(used):
+                base = re.sub(r"_(bucket|sum|count)$", "", name)
+                # Registered as a quoted string, with or without the prefix (exact, so that
+                # "http_requests_total" does not vouch for "requests_total").
+                short = base.replace("fleetsched_", "", 1)
+                if f'"{base}"' not in text and f'"{short}"' not in text:
+                    print(f"lint_manifests: warning: {name} not found in {', '.join(sources)}",
+                          file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dashboard")
+    ap.add_argument("--metric-sources", action="append", default=[], metavar="DIR")
+    ap.add_argument("--write-scheduler-configs")
+    ap.add_argument("manifests", nargs="*")
+    args = ap.parse_args()
+    for path in args.manifests:
+        context = {"listenPorts": [], "extenderURLs": [], "schedulerNames": set(),
+                   "podSchedulers": [], "sidecar": False, "schedulerConfigs": []}
+        try:
+            checkManifest(path, context)
+        except (yaml.YAMLError, KeyError, TypeError, AttributeError) as e:
+            error(path, f"cannot read: {e}")
+            continue
+        # Sidecar: kube-scheduler must reach the fleetsched in its own pod.
+        if context["sidecar"]:
+            for where, host, port in context["extenderURLs"]:
+                if host not in ("127.0.0.1", "localhost"):
+                    error(where, f"sidecar extender must be on loopback, not {host}")
+                if port not in context["listenPorts"]:
+                    error(where, f"extender port {port} is not fleetsched's listen port "
+                                 f"{context['listenPorts']}")
+        if args.write_scheduler_configs:
+            os.makedirs(args.write_scheduler_configs, exist_ok=True)
+            for i, text in enumerate(context["schedulerConfigs"]):
+                stem = os.path.splitext(os.path.basename(path))[0]
+                with open(os.path.join(args.write_scheduler_configs, f"{stem}-{i}.yaml"), "w") as f:
+                    f.write(text)
+        for where, scheduler in context["podSchedulers"]:
+            if context["schedulerNames"] and scheduler not in context["schedulerNames"]:
+                error(where, f"schedulerName {scheduler} not served here ({context['schedulerNames']})")
+    if args.dashboard:
+        try:
+            checkDashboard(args.dashboard, args.metric_sources)
+        except (OSError, ValueError) as e:
+            error(args.dashboard, f"cannot read: {e}")
+    for e in errors:
+        print(f"lint_manifests: {e}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

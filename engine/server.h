@@ -1,0 +1,94 @@
+// Server: the HTTP/1.1 reactor on a caller-owned libuv loop (timers, signals and cache ingestion
+// may share it). One connection = one llhttp parser + a queue of in-order responses. Extender
+// requests completed during one loop turn go to BatchHandler::handleBatch in ONE call from a
+// uv_check_t; every response of the turn is then written with one corked write per connection.
+// Framing and limit errors get 400/408/413/431/503 plus close; verb outcomes are the handler's.
+//
+//   engine::Metrics metrics;
+//   engine::Server server(loop, config, handler, metrics);
+//   if (int rc = server.listen(); rc != 0) die(uv_strerror(rc));
+//   uv_run(loop, UV_RUN_DEFAULT);  // server.close() from a signal handler ends it
+//
+// Ownership: handler and metrics are borrowed and must outlive the server. Call everything on the
+// loop's thread. The destructor closes what is still open and spins the loop until the handles
+// are released.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/handler.h"
+#include "engine/metrics.h"
+
+namespace fleetsched::engine {
+
+constexpr size_t kDefaultMaxHeaderBytes = 64 * 1024;
+// A filter request carrying 5,000 full Node objects (nodeCacheCapable: false) is ~60 MiB.
+constexpr size_t kDefaultMaxBodyBytes = 128u << 20;
+constexpr uint32_t kDefaultMaxConnections = 4096;
+constexpr uint32_t kDefaultMaxPipelined = 32;
+constexpr uint32_t kDefaultHeaderTimeoutMs = 10'000;
+constexpr uint32_t kDefaultBodyTimeoutMs = 30'000;
+// Longer than Go's 90 s idle-connection timeout, so the client closes idle connections first.
+constexpr uint32_t kDefaultIdleTimeoutMs = 120'000;
+// After an error response: how long we keep draining input before closing (lingering close).
+constexpr uint32_t kDefaultLingerMs = 2'000;
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";                      // numeric IPv4/IPv6 or "localhost"
+  uint16_t port = 8888;                                // 0 = any free port; see Server::port()
+  std::string urlPrefix;                               // verbs are served at {urlPrefix}/filter etc.
+  size_t maxHeaderBytes = kDefaultMaxHeaderBytes;      // 431
+  size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
+  uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
+  uint32_t maxPipelined = kDefaultMaxPipelined;        // per connection and loop turn
+  uint32_t headerTimeoutMs = kDefaultHeaderTimeoutMs;  // 408: first byte to end of headers
+  uint32_t bodyTimeoutMs = kDefaultBodyTimeoutMs;      // 408: end of headers to end of body
+  uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes
+  uint32_t lingerMs = kDefaultLingerMs;
+  int backlog = 511;
+  bool reusePort = true;  // SO_REUSEPORT, so several reactors can share the port
+  // Added to every server metric series, e.g. {{"reactor", "1"}}: reactors sharing one Metrics
+  // registry need distinct labels (a series has one writer thread).
+  Labels metricLabels;
+};
+
+// A GET endpoint registered with Server::addGet (e.g. /debug/...).
+struct LocalResponse {
+  int status = 200;
+  std::string_view contentType = "text/plain; charset=utf-8";  // must outlive the call: a literal
+  std::string body;
+};
+using GetHandler = std::function<void(std::string_view target, LocalResponse& out)>;
+
+class Server {
+ public:
+  Server(uv_loop_t* loop, ServerConfig config, BatchHandler& handler, Metrics& metrics);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Serves GET path (exact; a subtree when it ends in '/'). Call before listen().
+  void addGet(std::string path, GetHandler fn);
+  // Binds and listens (and ignores SIGPIPE process-wide). Returns 0 or a negative libuv error
+  // code (see uv_strerror).
+  int listen();
+  // The bound port (useful with port 0); 0 before listen().
+  uint16_t port() const;
+  // Stops accepting and closes every connection; the loop ends once nothing else is active.
+  void close();
+  // Open client connections (rejected ones excluded). Safe to call from any thread.
+  size_t connections() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fleetsched::engine

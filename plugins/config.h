@@ -1,0 +1,52 @@
+// FleetschedConfiguration: the profile YAML (schema in docs/configuration.md).
+//
+//   apiVersion: fleetsched.io/v1alpha1
+//   kind: FleetschedConfiguration
+//   profiles:
+//   - name: default
+//     plugins: [{name: GPU, weight: 10}, {name: Spot, weight: 5}, {name: Zone, weight: 3}]
+//     pluginConfig: [{name: GPU, args: {policy: binpack}}]
+//
+// Loading validates everything (unknown keys, unknown plugins, weights, args) and reports the
+// first problem as one line naming where it is. A loaded Config is immutable and shared by
+// every request.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec/model.h"
+#include "plugins/profile.h"
+
+namespace fleetsched::plugins {
+
+constexpr std::string_view kConfigApiVersion = "fleetsched.io/v1alpha1";
+constexpr std::string_view kConfigKind = "FleetschedConfiguration";
+constexpr std::string_view kDefaultProfileName = "default";
+constexpr int32_t kMaxPluginWeight = 1000;
+
+class Config {
+ public:
+  explicit Config(std::vector<Profile> profiles) : profiles_(std::move(profiles)) {}
+
+  std::span<const Profile> profiles() const { return profiles_; }
+  const Profile* find(std::string_view name) const;
+  // The profile named like the pod's spec.schedulerName, else "default", else the first one.
+  const Profile& profileFor(const codec::Pod& pod) const;
+
+ private:
+  std::vector<Profile> profiles_;  // never empty
+};
+
+// Parses YAML text. On error returns nullopt and sets `error` to one line.
+std::optional<Config> loadConfig(std::string_view yaml, std::string& error);
+// Reads and parses a file; errors start with the path.
+std::optional<Config> loadConfigFile(const std::string& path, std::string& error);
+
+// Profile "default": GPU 10, Spot 5, Zone 3, every plugin with default args.
+Config defaultConfig();
+
+}  // namespace fleetsched::plugins

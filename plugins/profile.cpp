@@ -1,0 +1,123 @@
+#include "plugins/profile.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "plugins/gpu_select.h"
+
+namespace fleetsched::plugins {
+
+Profile::Profile(std::string name, GpuResourceConfig gpuResources, std::vector<Entry> plugins)
+    : name_(std::move(name)), gpuResources_(std::move(gpuResources)), plugins_(std::move(plugins)) {
+  assert(plugins_.size() <= static_cast<size_t>(CycleState::kMaxPlugins));
+}
+
+Status Profile::preFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster) const {
+  state.reset();
+  Status s = derivePodInfo(pod, gpuResources_, state.pod);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    s = plugins_[i].plugin->preFilter(state, cluster, static_cast<int>(i));
+    if (!s.ok()) return s;
+  }
+  return {};
+}
+
+NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Status> out,
+                         ProfileScratch& scratch) const {
+  assert(out.size() == nodes.size());
+  const size_t n = nodes.size();
+  // assign/resize reuse the scratch's capacity: no allocation once it has seen a batch this big.
+  scratch.candidates_.assign(nodes.begin(), nodes.end());
+  scratch.index_.resize(n);
+  scratch.verdicts_.resize(n);
+  for (size_t i = 0; i < n; ++i) scratch.index_[i] = static_cast<uint32_t>(i);
+  std::fill(out.begin(), out.end(), Status{});
+
+  size_t live = n;
+  for (size_t p = 0; p < plugins_.size() && live > 0; ++p) {
+    const Plugin& plugin = *plugins_[p].plugin;
+    if (!plugin.filters()) continue;
+    std::fill_n(scratch.verdicts_.begin(), live, Status{});
+    plugin.filter(state, static_cast<int>(p), NodeSpan(scratch.candidates_.data(), live),
+                  std::span<Status>(scratch.verdicts_.data(), live));
+    // Compact the survivors in place; a rejected node keeps this (its first) failing status.
+    size_t kept = 0;
+    for (size_t j = 0; j < live; ++j) {
+      if (scratch.verdicts_[j].ok()) {
+        scratch.candidates_[kept] = scratch.candidates_[j];
+        scratch.index_[kept] = scratch.index_[j];
+        ++kept;
+      } else {
+        out[scratch.index_[j]] = scratch.verdicts_[j];
+      }
+    }
+    live = kept;
+  }
+  scratch.live_ = live;
+  return NodeSpan(scratch.candidates_.data(), live);
+}
+
+NodeSpan Profile::runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
+                            NodeSpan nodes, std::span<Status> out, ProfileScratch& scratch) const {
+  const Status s = preFilter(pod, state, cluster);
+  if (!s.ok()) {
+    std::fill(out.begin(), out.end(), s);
+    scratch.live_ = 0;
+    return {};
+  }
+  return filter(state, nodes, out, scratch);
+}
+
+std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                              ProfileScratch& scratch) const {
+  const size_t n = nodes.size();
+  scratch.totals_.assign(n, 0);
+  scratch.pluginScores_.resize(n);
+  int32_t* scores = scratch.pluginScores_.data();
+  int64_t* totals = scratch.totals_.data();
+  for (size_t p = 0; p < plugins_.size(); ++p) {
+    const Plugin& plugin = *plugins_[p].plugin;
+    if (!plugin.scores()) continue;
+    const int idx = static_cast<int>(p);
+    std::fill_n(scores, n, 0);
+    plugin.preScore(state, cluster, idx, nodes);
+    plugin.score(state, idx, nodes, std::span<int32_t>(scores, n));
+    plugin.normalizeScore(state, idx, std::span<int32_t>(scores, n));
+    const int64_t w = plugins_[p].weight;
+    for (size_t j = 0; j < n; ++j) {
+      assert(scores[j] >= 0 && scores[j] <= kMaxNodeScore);
+      totals[j] += w * std::clamp(scores[j], 0, kMaxNodeScore);
+    }
+  }
+  return {totals, n};
+}
+
+void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_t> out) {
+  assert(out.size() == totals.size());
+  if (totals.empty()) return;
+  const auto [lo, hi] = std::minmax_element(totals.begin(), totals.end());
+  const int64_t min = *lo, max = *hi, range = max - min;
+  for (size_t i = 0; i < totals.size(); ++i) {
+    const int64_t t = totals[i];
+    out[i] = (t == max) ? kMaxExtenderScore
+                        : static_cast<int32_t>((t - min) * kMaxExtenderScore / range);  // < 10 since t < max
+  }
+}
+
+void Profile::extenderScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                             std::span<int32_t> out, ProfileScratch& scratch) const {
+  toExtenderScores(scoreTotals(state, cluster, nodes, scratch), out);
+}
+
+bool Profile::selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const {
+  out = GpuAssignment{};
+  const PodInfo& pod = state.pod;
+  if (!pod.wantsGpu() || pod.gpuResource != gpuResources_.primary() || node.gpuCount == 0) return true;
+  for (size_t p = 0; p < plugins_.size(); ++p) {
+    if (plugins_[p].plugin->selectGpus(state, static_cast<int>(p), node, out)) return out.count > 0;
+  }
+  return plugins::selectGpus(pod, node, out, GpuChoice::BestFit);
+}
+
+}  // namespace fleetsched::plugins

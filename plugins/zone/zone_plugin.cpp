@@ -1,0 +1,167 @@
+#include "plugins/zone/zone_plugin.h"
+
+#include <algorithm>
+
+#include "plugins/annotations.h"
+#include "plugins/args_reader.h"
+
+namespace fleetsched::plugins::zone {
+namespace {
+
+constexpr int32_t kNeutral = kMaxNodeScore / 2;
+constexpr Status kBadPolicy{Code::UnschedulableAndUnresolvable,
+                            "invalid annotation fleetsched.io/zone-policy: want spread or pack"};
+
+struct ZoneCycle final : PluginState {
+  Policy policy = Policy::Spread;
+  bool hasWorkload = false;
+  std::string workload;
+  std::vector<uint32_t> count;  // per zone id: pods of the workload
+  std::vector<int64_t> free;    // per zone id: free GPU milli (or CPU) on the scored nodes
+  std::vector<uint8_t> seen;    // per zone id: a scored node is in the zone
+  // PreScore's result: score = base + scale * value, min–max over the seen zones.
+  bool neutral = true;
+  bool useFree = false;
+  int64_t lo = 0, hi = 0;
+};
+
+class ZonePlugin final : public Plugin {
+ public:
+  explicit ZonePlugin(Args args) : args_(std::move(args)) {}
+
+  std::string_view name() const override { return kName; }
+  bool scores() const override { return true; }
+
+  Status preFilter(CycleState& state, const ClusterState&, int index) const override {
+    auto* c = dynamic_cast<ZoneCycle*>(state.slot(index));
+    if (c == nullptr) {
+      state.setSlot(index, std::make_unique<ZoneCycle>());
+      c = static_cast<ZoneCycle*>(state.slot(index));
+    }
+    const codec::Pod& pod = *state.pod.pod;
+    c->policy = args_.policy;
+    if (const auto* v = codec::findKey(pod.annotations, annotations::kZonePolicy)) {
+      if (*v == "spread") {
+        c->policy = Policy::Spread;
+      } else if (*v == "pack") {
+        c->policy = Policy::Pack;
+      } else {
+        return kBadPolicy;
+      }
+    }
+    c->hasWorkload = workloadKey(pod, args_.workloadLabels, c->workload);
+    c->neutral = true;
+    return {};
+  }
+
+  void preScore(CycleState& state, const ClusterState& cluster, int index, NodeSpan nodes) const override {
+    auto& c = *static_cast<ZoneCycle*>(state.slot(index));
+    c.neutral = true;
+    if (!c.hasWorkload) return;
+    const uint32_t zones = cluster.zoneCount();
+    if (zones <= 1) return;  // no node has a zone
+    // assign() reuses capacity: no allocation once the zone table has been seen.
+    c.count.assign(zones, 0);
+    c.seen.assign(zones, 0);
+    cluster.workloadZoneCounts(c.workload, c.count);
+    for (const NodeInfo* n : nodes) {
+      if (n->zone != 0 && n->zone < zones) c.seen[n->zone] = 1;
+    }
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t z = 1; z < zones; ++z) {
+      if (!c.seen[z]) continue;
+      lo = std::min<int64_t>(lo, c.count[z]);
+      hi = std::max<int64_t>(hi, c.count[z]);
+    }
+    c.useFree = false;
+    if (lo == INT64_MAX) return;  // no scored node has a zone
+    if (c.policy == Policy::Pack && hi == 0) {
+      // A gang's first pod: pack toward the zone with the most free capacity for it.
+      c.free.assign(zones, 0);
+      const bool gpu = state.pod.wantsGpu();
+      for (const NodeInfo* n : nodes) {
+        if (n->zone == 0 || n->zone >= zones) continue;
+        int64_t f;
+        if (gpu) {
+          f = int64_t{n->gpuCount} * kMilliPerGpu;
+          for (int g = 0; g < n->gpuCount; ++g) f -= n->gpuUsedMilli[g];
+        } else {
+          f = n->allocMilliCpu - n->usedMilliCpu;
+        }
+        c.free[n->zone] += std::max<int64_t>(0, f);
+      }
+      lo = INT64_MAX, hi = INT64_MIN;
+      for (uint32_t z = 1; z < zones; ++z) {
+        if (!c.seen[z]) continue;
+        lo = std::min(lo, c.free[z]);
+        hi = std::max(hi, c.free[z]);
+      }
+      c.useFree = true;
+    }
+    if (hi == lo) return;
+    c.lo = lo;
+    c.hi = hi;
+    c.neutral = false;
+  }
+
+  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+    const auto& c = *static_cast<const ZoneCycle*>(state.slot(index));
+    if (c.neutral) {
+      std::fill(out.begin(), out.end(), kNeutral);
+      return;
+    }
+    const int64_t range = c.hi - c.lo;
+    const bool higherIsBetter = c.policy == Policy::Pack;
+    const size_t zones = c.seen.size();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const uint16_t z = nodes[i]->zone;
+      if (z == 0 || z >= zones) {
+        out[i] = kNeutral;
+        continue;
+      }
+      const int64_t v = c.useFree ? c.free[z] : int64_t{c.count[z]};
+      const int64_t s = (v - c.lo) * kMaxNodeScore / range;
+      out[i] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
+    }
+  }
+
+ private:
+  Args args_;
+};
+
+}  // namespace
+
+bool workloadKey(const codec::Pod& pod, std::span<const std::string> labels, std::string& out) {
+  out.clear();
+  if (const codec::OwnerReference* o = pod.controllerRef(); o != nullptr && !o->name.empty()) {
+    out.append(pod.namespace_).append("/").append(o->kind).append("/").append(o->name);
+    return true;
+  }
+  for (const auto& l : labels) {
+    if (const auto* v = codec::findKey(pod.labels, l); v != nullptr && !v->empty()) {
+      out.append(pod.namespace_).append("/label/").append(*v);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<Args> parseArgs(const YAML::Node& node, std::string& error) {
+  Args a;
+  ArgsReader r(node);
+  std::string policy = "spread";
+  r.getEnum("policy", policy, {"spread", "pack"});
+  a.policy = policy == "pack" ? Policy::Pack : Policy::Spread;
+  r.getStringList("workloadLabels", a.workloadLabels, false);
+  if (!r.finish(error)) return std::nullopt;
+  return a;
+}
+
+std::unique_ptr<Plugin> create(const Args& args) { return std::make_unique<ZonePlugin>(args); }
+
+std::unique_ptr<Plugin> createFromYaml(const YAML::Node& args, std::string& error) {
+  auto a = parseArgs(args, error);
+  return a ? create(*a) : nullptr;
+}
+
+}  // namespace fleetsched::plugins::zone

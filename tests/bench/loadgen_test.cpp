@@ -1,0 +1,261 @@
+// Loopback tests of the load generator against a small blocking HTTP server on port 0: it must
+// send well-formed kube-scheduler requests (filter, then prioritize after filter's reply), count
+// what it measured, and report failures instead of hiding them.
+#include "bench/loadgen/loadgen.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <llhttp.h>
+#include <netinet/in.h>
+#include <simdjson.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fleetsched::bench::loadgen {
+namespace {
+
+// Answers every request with 200 "[]" (or `failStatus` for prioritize when set), recording the
+// request path sequence per connection and checking each body is JSON with a Pod.
+class TestServer {
+ public:
+  // closeAfter > 0: drop each connection after that many requests, unanswered.
+  explicit TestServer(int failStatus = 0, int closeAfter = 0) : failStatus_(failStatus), closeAfter_(closeAfter) {
+    listenFd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listenFd_, 16), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listenFd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { acceptLoop(); });
+  }
+  ~TestServer() {
+    ::shutdown(listenFd_, SHUT_RDWR);
+    ::close(listenFd_);
+    acceptor_.join();
+    for (auto& t : workers_) t.join();
+  }
+  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  std::mutex mu;
+  std::vector<std::vector<std::string>> paths;  // per connection
+  std::atomic<int> badBodies{0};
+
+ private:
+  struct Conn {
+    TestServer* server;
+    int fd;
+    size_t index;
+    std::string url, body;
+    int served = 0;
+    bool dropped = false;
+  };
+
+  void acceptLoop() {
+    for (;;) {
+      int fd = ::accept(listenFd_, nullptr, nullptr);
+      if (fd < 0) return;
+      size_t index;
+      {
+        std::lock_guard lock(mu);
+        index = paths.size();
+        paths.emplace_back();
+      }
+      workers_.emplace_back([this, fd, index] { serve(fd, index); });
+    }
+  }
+
+  void serve(int fd, size_t index) {
+    llhttp_settings_t settings;
+    llhttp_settings_init(&settings);
+    settings.on_url = [](llhttp_t* p, const char* at, size_t n) {
+      static_cast<Conn*>(p->data)->url.append(at, n);
+      return 0;
+    };
+    settings.on_body = [](llhttp_t* p, const char* at, size_t n) {
+      static_cast<Conn*>(p->data)->body.append(at, n);
+      return 0;
+    };
+    settings.on_message_complete = [](llhttp_t* p) {
+      auto* c = static_cast<Conn*>(p->data);
+      c->server->onRequest(*c);
+      c->url.clear();
+      c->body.clear();
+      return 0;
+    };
+    llhttp_t parser;
+    llhttp_init(&parser, HTTP_REQUEST, &settings);
+    Conn conn{this, fd, index, {}, {}};
+    parser.data = &conn;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      if (llhttp_execute(&parser, buf, static_cast<size_t>(n)) != HPE_OK) break;
+      if (conn.dropped) break;
+    }
+    ::close(fd);
+  }
+
+  void onRequest(Conn& c) {
+    if (closeAfter_ && ++c.served > closeAfter_) {
+      c.dropped = true;
+      return;
+    }
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc, pod;
+    if (parser.parse(c.body).get(doc) != simdjson::SUCCESS || doc["Pod"].get(pod) != simdjson::SUCCESS) ++badBodies;
+    {
+      std::lock_guard lock(mu);
+      paths[c.index].push_back(c.url);
+    }
+    const bool fail = failStatus_ && c.url.ends_with("/prioritize");
+    std::string reply = fail ? "HTTP/1.1 " + std::to_string(failStatus_) + " Oops\r\nContent-Length: 0\r\n\r\n"
+                             : std::string("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]");
+    ssize_t off = 0;
+    while (off < static_cast<ssize_t>(reply.size())) {
+      ssize_t n = ::write(c.fd, reply.data() + off, reply.size() - static_cast<size_t>(off));
+      if (n <= 0) return;
+      off += n;
+    }
+  }
+
+  int failStatus_;
+  int closeAfter_;
+  int listenFd_ = -1;
+  uint16_t port_ = 0;
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+};
+
+LoadgenOptions smallRun(const std::string& target) {
+  LoadgenOptions o;
+  o.target = target;
+  o.urlPrefix = "/sched/";
+  o.corpusNodes = 30;
+  o.corpusPods = 8;
+  o.duration = 0.3;
+  o.warmup = 0.1;
+  o.quiet = true;
+  return o;
+}
+
+TEST(Loadgen, ClosedLoopSendsFilterThenPrioritizePerPod) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.connections = 2;
+  o.depth = 1;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.pods, 10u);
+  EXPECT_EQ(r.filter.errors + r.prioritize.errors, 0u);
+  EXPECT_EQ(r.pod.latency.count(), r.pods);
+  EXPECT_GE(r.filter.latency.count(), r.pods);
+  EXPECT_EQ(server.badBodies.load(), 0);
+  std::lock_guard lock(server.mu);
+  ASSERT_EQ(server.paths.size(), 2u);
+  size_t total = 0;
+  for (const auto& seq : server.paths) {
+    total += seq.size();
+    for (size_t i = 0; i < seq.size(); ++i) {
+      EXPECT_EQ(seq[i], i % 2 == 0 ? "/sched/filter" : "/sched/prioritize") << i;
+    }
+  }
+  EXPECT_EQ(total, r.requests);
+}
+
+TEST(Loadgen, PipelinedFullModeRequestsAreWellFormed) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.mode = ArgsMode::kFull;
+  o.fullModeNodes = 5;
+  o.depth = 4;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.pods, 10u);
+  EXPECT_EQ(server.badBodies.load(), 0);
+  EXPECT_EQ(r.filter.errors + r.prioritize.errors, 0u);
+}
+
+TEST(Loadgen, OpenLoopKeepsTheRate) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.rate = 200;
+  o.duration = 0.5;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  // 100 pods are scheduled in the measured window; allow for a slow machine at the edges.
+  EXPECT_GE(r.pods, 90u);
+  EXPECT_LE(r.pods, 101u);
+}
+
+TEST(Loadgen, ErrorRepliesAreCountedNotMeasured) {
+  TestServer server(500);
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.prioritize.errors, 0u);
+  EXPECT_EQ(r.prioritize.latency.count(), 0u);
+  EXPECT_EQ(r.pods, 0u);
+  EXPECT_EQ(r.filter.errors, 0u);
+  EXPECT_EQ(runLoadgen(o), 3);
+}
+
+TEST(Loadgen, DroppedConnectionsAreCountedAndReconnected) {
+  TestServer server(0, /*closeAfter=*/7);
+  LoadgenOptions o = smallRun(server.target());
+  o.duration = 0.6;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.reconnects, 0u);
+  EXPECT_GT(r.filter.errors + r.prioritize.errors, 0u);
+  EXPECT_GT(r.pods, 3u);  // work went on over the new connections
+  std::lock_guard lock(server.mu);
+  EXPECT_GT(server.paths.size(), 1u);
+}
+
+TEST(Loadgen, NoServerIsAFailedRun) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::string target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  ::close(fd);  // nothing listens there now
+  LoadgenResult r;
+  EXPECT_FALSE(runLoad(smallRun(target), r));
+}
+
+TEST(Loadgen, ReportsRenderTheResult) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  std::string json = formatJson(o, r);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  double pods = 0, p99 = 0;
+  ASSERT_EQ(doc["pods"].get(pods), simdjson::SUCCESS);
+  EXPECT_EQ(static_cast<uint64_t>(pods), r.pods);
+  ASSERT_EQ(doc["verbs"]["filter"]["p99Us"].get(p99), simdjson::SUCCESS);
+  EXPECT_NEAR(p99, static_cast<double>(r.filter.latency.percentile(99)) / 1e3, 1e-3 * p99 + 1e-3);
+  std::string svg = formatSvg(o, r);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  std::string table = formatTable(o, r);
+  EXPECT_NE(table.find("prioritize"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetsched::bench::loadgen

@@ -1,0 +1,203 @@
+// Encoders against Go: the same values Go marshalled in tests/tools/goldens, byte for byte.
+#include "codec/encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codec/decoder.h"
+#include "codec/json_writer.h"
+#include "tests/codec/test_data.h"
+
+namespace fleetsched::codec {
+namespace {
+
+using testing::readData;
+
+// Must match reasonTricky in tests/tools/goldens/main.go.
+const std::string kReasonTricky =
+    "need <4> GPUs & \"fast\" \\ net\n\ttab\b\f\x01\x1f\x7f \u2028\u2029 \xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xff\xc3( end";
+
+std::string golden(const char* name) {
+  std::string g = readData(name);
+  EXPECT_FALSE(g.empty()) << name;
+  return g;
+}
+
+TEST(Encoder, FilterResultNodeNamesMatchesGo) {
+  FilterResult r;
+  r.mode = NodesMode::NodeNames;
+  r.nodeNames = {"gpu-a"};
+  // Unsorted on purpose: Go writes map keys sorted bytewise.
+  r.failedNodes = {{"gpu-b", "only 1 free nvidia.com/gpu, need 4"},
+                   {"gpu-a.x", "x"},
+                   {"gpu-a-1", kReasonTricky},
+                   {"Gpu-Z", "zone"}};
+  r.failedAndUnresolvableNodes = {{"cpu-1", "node(s) had no nvidia.com/gpu"}};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, golden("filter_result_names.golden.json"));
+}
+
+TEST(Encoder, FilterResultEmptyIsAListNotNull) {
+  FilterResult r;
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, golden("filter_result_empty.golden.json"));
+  EXPECT_NE(out.find(R"("NodeNames":[])"), std::string::npos);
+}
+
+TEST(Encoder, FilterResultErrorIsGoZeroValue) {
+  FilterResult r;
+  r.nodeNames = {"ignored"};
+  r.error = "decode: Pod: missing";
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, golden("filter_result_error.golden.json"));
+}
+
+TEST(Encoder, FilterResultNodesEchoesInputBytes) {
+  std::string body = readData("extender_args_nodes.json");
+  PaddedBuffer buf(body);
+  Decoder d;
+  ExtenderArgs args;
+  ASSERT_TRUE(d.decodeExtenderArgs(buf.view(), args)) << d.errorMessage();
+  ASSERT_EQ(args.nodes.size(), 3u);
+  FilterResult r;
+  r.mode = NodesMode::Nodes;
+  r.nodesRaw = {args.nodes[0].raw, args.nodes[2].raw};
+  r.failedNodes = {{"gpu-b", "spot not tolerated"}};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, golden("filter_result_nodes.golden.json"));
+
+  FilterResult none;
+  none.mode = NodesMode::Nodes;
+  none.failedAndUnresolvableNodes = {{"gpu-b", "b"}, {"cpu-1", "c"}, {"gpu-a", "a"}};
+  out.clear();
+  encodeFilterResult(none, out);
+  EXPECT_EQ(out, golden("filter_result_nodes_empty.golden.json"));
+}
+
+TEST(Encoder, NullInputNodeStaysValidJson) {
+  PaddedBuffer buf(R"({"Pod":{},"Nodes":{"items":[null,{"metadata":{"name":"a"}}]}})");
+  Decoder d;
+  ExtenderArgs args;
+  ASSERT_TRUE(d.decodeExtenderArgs(buf.view(), args)) << d.errorMessage();
+  ASSERT_EQ(args.nodes.size(), 2u);
+  FilterResult r;
+  r.mode = NodesMode::Nodes;
+  r.nodesRaw = {args.nodes[0].raw, args.nodes[1].raw};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, R"({"Nodes":{"metadata":{},"items":[null,{"metadata":{"name":"a"}}]},"NodeNames":null,)"
+                 R"("FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
+}
+
+TEST(Encoder, DuplicateFailedNodeKeepsLastLikeAMapAssignment) {
+  FilterResult r;
+  r.failedNodes = {{"n1", "first"}, {"n0", "x"}, {"n1", "second"}};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"n0":"x","n1":"second"},)"
+                 R"("FailedAndUnresolvableNodes":{},"Error":""})");
+}
+
+TEST(Encoder, HostPriorityListMatchesGo) {
+  const HostPriority list[] = {{"gpu-b", 10}, {"gpu-a", 3}, {"cpu-1", 0}};
+  std::string out;
+  encodeHostPriorityList(list, out);
+  EXPECT_EQ(out, golden("host_priority_list.golden.json"));
+  out.clear();
+  encodeHostPriorityList({}, out);
+  EXPECT_EQ(out, golden("host_priority_list_empty.golden.json"));
+}
+
+TEST(Encoder, BindingResultMatchesGo) {
+  std::string out;
+  encodeBindingResult("", out);
+  EXPECT_EQ(out, golden("binding_result_ok.golden.json"));
+  out.clear();
+  encodeBindingResult("pod ml/train-llama-0 is already assigned to node \"gpu-a\"", out);
+  EXPECT_EQ(out, golden("binding_result_error.golden.json"));
+}
+
+TEST(Encoder, PreemptionResultMatchesGo) {
+  NodeVictims v[2];
+  v[0].node = "gpu-b";
+  v[0].uids = {"dddddddd-0000-4000-8000-000000000003"};
+  v[1].node = "gpu-a";
+  v[1].uids = {"b0b0b0b0-0000-4000-8000-000000000002", "c1d2e3f4-0000-4000-8000-000000000001"};
+  v[1].numPdbViolations = 1;
+  std::string out;
+  encodePreemptionResult(v, out);
+  EXPECT_EQ(out, golden("preemption_result.golden.json"));
+  out.clear();
+  encodePreemptionResult({}, out);
+  EXPECT_EQ(out, golden("preemption_result_empty.golden.json"));
+}
+
+// Go's escaping rules one by one (the golden above covers them together).
+TEST(JsonWriter, EscapesLikeGo) {
+  auto enc = [](std::string_view s) {
+    std::string out;
+    JsonWriter w(out);
+    w.string(s);
+    w.finish();
+    return out;
+  };
+  EXPECT_EQ(enc("plain-node-01"), "\"plain-node-01\"");
+  EXPECT_EQ(enc("<a&b>"), R"("\u003ca\u0026b\u003e")");
+  EXPECT_EQ(enc("q\"b\\"), R"("q\"b\\")");
+  EXPECT_EQ(enc("\b\f\n\r\t"), R"("\b\f\n\r\t")");
+  EXPECT_EQ(enc(std::string_view("\x00\x1f", 2)), R"("\u0000\u001f")");
+  EXPECT_EQ(enc("\x7f"), "\"\x7f\"");
+  EXPECT_EQ(enc("\u2028\u2029"), R"("\u2028\u2029")");
+  EXPECT_EQ(enc("\xc3\xa9\xf0\x9f\x9a\x80"), "\"\xc3\xa9\xf0\x9f\x9a\x80\"");  // valid UTF-8 stays
+  EXPECT_EQ(enc("\xff"), R"("\ufffd")");
+  EXPECT_EQ(enc("\xc0\xaf"), R"("\ufffd\ufffd")");          // overlong
+  EXPECT_EQ(enc("\xed\xa0\x80"), R"("\ufffd\ufffd\ufffd")");  // UTF-16 surrogate
+  EXPECT_EQ(enc("\xe6\x97"), R"("\ufffd\ufffd")");          // truncated at the end
+  EXPECT_EQ(enc("\xef\xbf\xbd"), "\"\xef\xbf\xbd\"");        // a literal U+FFFD stays
+}
+
+// The word-at-a-time scan must find a special byte wherever it sits.
+TEST(JsonWriter, FindsSpecialBytesAtEveryPosition) {
+  const std::pair<char, std::string> specials[] = {
+      {'<', "\\u003c"}, {'>', "\\u003e"}, {'&', "\\u0026"}, {'"', "\\\""}, {'\\', "\\\\"},
+      {'\n', "\\n"},     {'\x1f', "\\u001f"}, {'\x80', "\\ufffd"}};
+  for (const auto& [c, escaped] : specials) {
+    for (size_t len = 1; len <= 24; ++len) {
+      for (size_t pos = 0; pos < len; ++pos) {
+        std::string in(len, 'a');
+        in[pos] = c;
+        std::string out;
+        JsonWriter w(out);
+        w.string(in);
+        w.finish();
+        std::string want = "\"";
+        want.append(pos, 'a').append(escaped).append(len - pos - 1, 'a').push_back('"');
+        ASSERT_EQ(out, want) << "char " << int(static_cast<unsigned char>(c)) << " at " << pos << " of " << len;
+      }
+    }
+  }
+}
+
+TEST(JsonWriter, GrowsAndFinishesExactly) {
+  std::string out = "prefix:";
+  {
+    JsonWriter w(out);
+    for (int i = 0; i < 1000; ++i) {
+      w.int64(-i);
+      w.ch(',');
+    }
+    w.finish();
+    EXPECT_EQ(out.substr(0, 13), "prefix:0,-1,-");
+    w.null();  // writing continues after finish()
+  }
+  EXPECT_EQ(out.size(), 7 + 3889 + 1000 + 4u);
+  EXPECT_EQ(out.substr(out.size() - 9), "-999,null");
+}
+
+}  // namespace
+}  // namespace fleetsched::codec

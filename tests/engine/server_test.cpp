@@ -1,0 +1,816 @@
+// Loopback tests of engine::Server: real sockets on 127.0.0.1, port 0, the loop on its own thread,
+// blocking clients on the test thread.
+#include "engine/server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fleetsched::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Echoes "<verb>:<body>" and records every batch. A request whose body is "block" holds the loop
+// until release() so tests can make several requests land in the same loop turn.
+class FakeHandler : public BatchHandler {
+ public:
+  void handleBatch(std::span<ExtenderRequest*> batch) override {
+    std::vector<std::string> bodies;
+    for (ExtenderRequest* r : batch) {
+      bodies.emplace_back(r->body);
+      // The padding promised by handler.h must be there (ASan checks the reads).
+      const char* end = r->body.data() + r->body.size();
+      int pad = 0;
+      for (size_t i = 0; i < kBodyPadding; ++i) pad |= end[i];
+      r->response = std::string(verbName(r->verb)) + ":" + std::string(r->body);
+      if (pad != 0) r->response = "padding not zero";
+      if (r->body == "block") {
+        entered_ = true;
+        while (!released_) std::this_thread::sleep_for(1ms);
+      }
+    }
+    std::lock_guard lock(mu_);
+    batches_.push_back(std::move(bodies));
+  }
+  bool ready() const override { return ready_; }
+
+  void release() { released_ = true; }
+  bool waitEntered() {
+    for (int i = 0; i < 2000 && !entered_; ++i) std::this_thread::sleep_for(1ms);
+    return entered_;
+  }
+  std::vector<std::vector<std::string>> batches() {
+    std::lock_guard lock(mu_);
+    return batches_;
+  }
+  std::atomic<bool> ready_{true};
+
+ private:
+  std::atomic<bool> entered_{false};
+  std::atomic<bool> released_{false};
+  std::mutex mu_;
+  std::vector<std::vector<std::string>> batches_;
+};
+
+struct Response {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+// A blocking HTTP/1.1 client that can pipeline and read responses one by one.
+class Client {
+ public:
+  explicit Client(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{3, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~Client() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+  void send(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  bool readable(int timeoutMs) {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, timeoutMs) > 0;
+  }
+  void shutdownWrite() { ::shutdown(fd_, SHUT_WR); }
+  void close() {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  // Reads one response; status 0 when the connection closed or timed out first.
+  Response next() {
+    Response r;
+    size_t headEnd;
+    while ((headEnd = buf_.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return r;
+    std::string head = buf_.substr(0, headEnd);
+    r.status = std::atoi(head.c_str() + 9);
+    size_t pos = head.find("\r\n");
+    while (pos != std::string::npos && pos < head.size()) {
+      size_t end = head.find("\r\n", pos + 2);
+      std::string line = head.substr(pos + 2, end == std::string::npos ? std::string::npos : end - pos - 2);
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string name = line.substr(0, colon);
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.headers[name] = line.substr(colon + 2);
+      }
+      pos = end;
+    }
+    size_t len = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
+    while (buf_.size() < headEnd + 4 + len)
+      if (!fill()) return Response{};
+    r.body = buf_.substr(headEnd + 4, len);
+    buf_.erase(0, headEnd + 4 + len);
+    return r;
+  }
+  // True when the server closes the connection (EOF or reset) with nothing more to read.
+  bool closedByPeer() {
+    while (fill()) {
+    }
+    return eof_ && buf_.empty();
+  }
+
+ private:
+  bool fill() {
+    char tmp[65536];
+    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    if (n <= 0) {
+      eof_ = n == 0 || errno == ECONNRESET;
+      return false;
+    }
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+  int fd_ = -1;
+  bool connected_ = false;
+  bool eof_ = false;
+  std::string buf_;
+};
+
+std::string post(std::string_view path, std::string_view body, std::string_view extra = "") {
+  std::string r = "POST ";
+  r += path;
+  r += " HTTP/1.1\r\nHost: fleetsched\r\nContent-Type: application/json\r\n";
+  r += extra;
+  r += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  r += body;
+  return r;
+}
+
+std::string get(std::string_view path) {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: fleetsched\r\n\r\n";
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void start(ServerConfig config = {}, const std::function<void(Server&)>& setup = {}) {
+    config.host = "127.0.0.1";
+    config.port = 0;
+    uv_loop_init(&loop_);
+    server_ = std::make_unique<Server>(&loop_, config, handler_, metrics_);
+    if (setup) setup(*server_);
+    ASSERT_EQ(server_->listen(), 0);
+    port_ = server_->port();
+    ASSERT_NE(port_, 0);
+    uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
+      static_cast<Server*>(a->data)->close();
+      uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
+    });
+    stop_.data = server_.get();
+    thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+  }
+  void TearDown() override {
+    if (!server_) return;
+    handler_.release();
+    if (thread_.joinable()) {
+      uv_async_send(&stop_);
+      thread_.join();
+    }
+    server_.reset();
+    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a libuv handle leaked";
+  }
+  std::string scrape() {
+    Client c(port_);
+    c.send(get("/metrics"));
+    return c.next().body;
+  }
+  // The value of one sample line in /metrics, -1 when absent.
+  double metric(const std::string& series) {
+    std::string text = scrape();
+    size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+  double errors(std::string_view kind) {
+    return metric("fleetsched_http_errors_total{kind=\"" + std::string(kind) + "\"}");
+  }
+  // Polls until cond() or about 2 s.
+  template <typename F>
+  bool eventually(F cond) {
+    for (int i = 0; i < 400; ++i) {
+      if (cond()) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return cond();
+  }
+
+  uv_loop_t loop_;
+  uv_async_t stop_;
+  FakeHandler handler_;
+  Metrics metrics_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(ServerTest, KeepAliveServesEveryVerbOnOneConnection) {
+  start();
+  Client c(port_);
+  for (std::string_view verb : {"filter", "prioritize", "preempt", "bind"}) {
+    c.send(post("/" + std::string(verb), R"({"x":1})"));
+    Response r = c.next();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, std::string(verb) + R"(:{"x":1})");
+    EXPECT_EQ(r.headers["content-type"], "application/json");
+    EXPECT_EQ(r.headers.count("connection"), 0u);
+  }
+  EXPECT_EQ(metric("fleetsched_http_requests_total{verb=\"filter\"}"), 1);
+  EXPECT_EQ(metric("fleetsched_http_request_duration_seconds_count{verb=\"bind\"}"), 1);
+}
+
+TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrderFromOneBatch) {
+  start();
+  Client c(port_);
+  c.send(post("/filter", "1") + post("/prioritize", "2") + get("/healthz") + post("/bind", "3"));
+  EXPECT_EQ(c.next().body, "filter:1");
+  EXPECT_EQ(c.next().body, "prioritize:2");
+  EXPECT_EQ(c.next().body, "ok\n");
+  EXPECT_EQ(c.next().body, "bind:3");
+  auto batches = handler_.batches();
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0], (std::vector<std::string>{"1", "2", "3"}));
+}
+
+TEST_F(ServerTest, PipelineDeeperThanTheLimitIsServedAcrossTurns) {
+  ServerConfig cfg;
+  cfg.maxPipelined = 2;
+  start(cfg);
+  Client c(port_);
+  std::string all;
+  for (int i = 0; i < 7; ++i) all += post("/filter", std::to_string(i));
+  c.send(all);
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(c.next().body, "filter:" + std::to_string(i));
+  for (const auto& b : handler_.batches()) EXPECT_LE(b.size(), 2u);
+}
+
+TEST_F(ServerTest, RequestSplitByteByByte) {
+  start();
+  Client c(port_);
+  std::string req = post("/filter", R"({"Pod":{"metadata":{"name":"p"}}})");
+  for (char ch : req) {
+    c.send(std::string_view(&ch, 1));
+    std::this_thread::sleep_for(100us);
+  }
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"(filter:{"Pod":{"metadata":{"name":"p"}}})");
+}
+
+TEST_F(ServerTest, TwoConnectionsRequestsShareOneBatch) {
+  start();
+  Client a(port_), b(port_), blocker(port_);
+  blocker.send(post("/filter", "block"));
+  ASSERT_TRUE(handler_.waitEntered());
+  // The loop is busy: both requests wait in their sockets and are read in the same turn.
+  a.send(post("/filter", "from-a"));
+  b.send(post("/prioritize", "from-b"));
+  std::this_thread::sleep_for(50ms);
+  handler_.release();
+  EXPECT_EQ(blocker.next().body, "filter:block");
+  EXPECT_EQ(a.next().body, "filter:from-a");
+  EXPECT_EQ(b.next().body, "prioritize:from-b");
+  auto batches = handler_.batches();
+  ASSERT_EQ(batches.size(), 2u);
+  std::vector<std::string> second = batches[1];
+  std::sort(second.begin(), second.end());
+  EXPECT_EQ(second, (std::vector<std::string>{"from-a", "from-b"}));
+}
+
+TEST_F(ServerTest, ChunkedBodyAndExpectContinue) {
+  start();
+  Client c(port_);
+  c.send("POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+  EXPECT_EQ(c.next().body, "filter:abcde");
+
+  c.send("POST /bind HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+  Response interim = c.next();
+  EXPECT_EQ(interim.status, 100);
+  c.send("{}");
+  EXPECT_EQ(c.next().body, "bind:{}");
+}
+
+TEST_F(ServerTest, UrlPrefixAndBuiltInRoutes) {
+  ServerConfig cfg;
+  cfg.urlPrefix = "/api/scheduler/";
+  start(cfg);
+  Client c(port_);
+  c.send(post("/api/scheduler/filter", "x"));
+  EXPECT_EQ(c.next().body, "filter:x");
+  c.send(post("/filter", "x"));
+  Response nf = c.next();
+  EXPECT_EQ(nf.status, 404);
+  c.send(get("/api/scheduler/filter"));
+  Response wrong = c.next();
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_EQ(wrong.headers["allow"], "POST");
+  c.send(post("/healthz", ""));
+  Response wrongGet = c.next();
+  EXPECT_EQ(wrongGet.status, 405);
+  EXPECT_EQ(wrongGet.headers["allow"], "GET");
+  // 404 and 405 keep the connection usable.
+  c.send(get("/healthz"));
+  Response ok = c.next();
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.body, "ok\n");
+  EXPECT_EQ(errors("not_found"), 1);
+  EXPECT_EQ(errors("method_not_allowed"), 2);
+}
+
+TEST_F(ServerTest, ReadyzFollowsTheHandler) {
+  start();
+  Client c(port_);
+  handler_.ready_ = false;
+  c.send(get("/readyz"));
+  EXPECT_EQ(c.next().status, 503);
+  handler_.ready_ = true;
+  c.send(get("/readyz"));
+  EXPECT_EQ(c.next().status, 200);
+}
+
+TEST_F(ServerTest, CustomGetEndpoints) {
+  start({}, [](Server& s) {
+    s.addGet("/debug/pods/", [](std::string_view target, LocalResponse& out) {
+      out.contentType = "application/json";
+      out.body = "{\"target\":\"" + std::string(target) + "\"}";
+    });
+    s.addGet("/debug/audit", [](std::string_view, LocalResponse& out) {
+      out.status = 500;
+      out.body = "audit failed\n";
+    });
+  });
+  Client c(port_);
+  c.send(get("/debug/pods/ml/train-0?verbose=1"));
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "application/json");
+  EXPECT_EQ(r.body, R"({"target":"/debug/pods/ml/train-0?verbose=1"})");
+  c.send(get("/debug/audit"));
+  EXPECT_EQ(c.next().status, 500);
+  c.send(get("/debug/none"));
+  EXPECT_EQ(c.next().status, 404);
+}
+
+TEST_F(ServerTest, MetricsEndpointIsPrometheusText) {
+  start();
+  Client c(port_);
+  c.send(get("/metrics"));
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(r.body.find("# TYPE fleetsched_http_request_duration_seconds histogram"), std::string::npos);
+  EXPECT_NE(r.body.find("fleetsched_http_connections 1\n"), std::string::npos);
+}
+
+TEST_F(ServerTest, Http10AndConnectionCloseEndTheConnection) {
+  start();
+  {
+    Client c(port_);
+    c.send("GET /healthz HTTP/1.0\r\n\r\n");
+    Response r = c.next();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.headers["connection"], "close");
+    EXPECT_TRUE(c.closedByPeer());
+  }
+  {
+    Client c(port_);
+    c.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    Response r = c.next();
+    EXPECT_EQ(r.headers["connection"], "keep-alive");
+    c.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    EXPECT_EQ(c.next().status, 200);
+  }
+  {
+    Client c(port_);
+    // Whatever follows "Connection: close" is not served.
+    c.send(post("/filter", "a", "Connection: close\r\n") + post("/filter", "b"));
+    Response r = c.next();
+    EXPECT_EQ(r.body, "filter:a");
+    EXPECT_EQ(r.headers["connection"], "close");
+    EXPECT_TRUE(c.closedByPeer());
+  }
+}
+
+TEST_F(ServerTest, OversizedHeadersGet431AndClose) {
+  ServerConfig cfg;
+  cfg.maxHeaderBytes = 1024;
+  start(cfg);
+  Client c(port_);
+  c.send("GET /healthz HTTP/1.1\r\nX-Big: " + std::string(4096, 'a') + "\r\n\r\n");
+  Response r = c.next();
+  EXPECT_EQ(r.status, 431);
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_TRUE(c.closedByPeer());
+  EXPECT_EQ(errors("header_too_large"), 1);
+}
+
+TEST_F(ServerTest, OversizedBodyGets413BeforeItIsSent) {
+  ServerConfig cfg;
+  cfg.maxBodyBytes = 1000;
+  start(cfg);
+  Client c(port_);
+  c.send("POST /filter HTTP/1.1\r\nContent-Length: 1001\r\n\r\n");
+  Response r = c.next();
+  EXPECT_EQ(r.status, 413);
+  EXPECT_TRUE(c.closedByPeer());
+
+  // Chunked: the limit applies to the decoded body as it arrives. The client keeps sending after
+  // the 413; lingering close lets it read the answer instead of a reset.
+  Client d(port_);
+  d.send("POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  std::string chunk = "100\r\n" + std::string(256, 'x') + "\r\n";
+  for (int i = 0; i < 8; ++i) d.send(chunk);
+  EXPECT_EQ(d.next().status, 413);
+  EXPECT_EQ(errors("body_too_large"), 2);
+  EXPECT_EQ(handler_.batches().size(), 0u);
+}
+
+TEST_F(ServerTest, MalformedRequestGets400AndClose) {
+  start();
+  Client c(port_);
+  c.send("BREW /pot HTCPCP/1.0\r\n\r\n");
+  Response r = c.next();
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body.rfind("bad request", 0), 0u);
+  EXPECT_TRUE(c.closedByPeer());
+  EXPECT_EQ(errors("bad_request"), 1);
+}
+
+TEST_F(ServerTest, ErrorAfterPipelinedRequestsComesAfterTheirResponses) {
+  start();
+  Client c(port_);
+  c.send(post("/filter", "1") + "NOT HTTP\r\n\r\n");
+  EXPECT_EQ(c.next().body, "filter:1");
+  EXPECT_EQ(c.next().status, 400);
+  EXPECT_TRUE(c.closedByPeer());
+}
+
+TEST_F(ServerTest, SlowHeadersAndBodiesGet408) {
+  ServerConfig cfg;
+  cfg.headerTimeoutMs = 100;
+  cfg.bodyTimeoutMs = 100;
+  start(cfg);
+  Client slowHead(port_), slowBody(port_), healthy(port_);
+  slowHead.send("POST /filter HTTP/1.1\r\nContent-Le");
+  slowBody.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n123");
+  auto t0 = std::chrono::steady_clock::now();
+  Response h = slowHead.next();
+  Response b = slowBody.next();
+  EXPECT_EQ(h.status, 408);
+  EXPECT_EQ(b.status, 408);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 90ms);
+  EXPECT_TRUE(slowHead.closedByPeer());
+  EXPECT_TRUE(slowBody.closedByPeer());
+  // Others are not disturbed.
+  healthy.send(post("/filter", "ok"));
+  EXPECT_EQ(healthy.next().body, "filter:ok");
+  EXPECT_EQ(errors("header_timeout"), 1);
+  EXPECT_EQ(errors("body_timeout"), 1);
+}
+
+TEST_F(ServerTest, HeaderTimeoutIsNotResetByTrickledBytes) {
+  ServerConfig cfg;
+  cfg.headerTimeoutMs = 150;
+  start(cfg);
+  Client c(port_);
+  auto t0 = std::chrono::steady_clock::now();
+  c.send("GET /healthz HTTP/1.1\r\n");
+  // Slowloris: one header byte every 20 ms never completes the headers.
+  while (!c.readable(20) && std::chrono::steady_clock::now() - t0 < 2s) c.send("X");
+  Response r = c.next();
+  EXPECT_EQ(r.status, 408);
+  // Were trickled bytes to extend it, the 408 could only come after the 2 s of trickling.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+}
+
+TEST_F(ServerTest, IdleKeepAliveConnectionIsClosed) {
+  ServerConfig cfg;
+  cfg.idleTimeoutMs = 100;
+  start(cfg);
+  Client c(port_);
+  c.send(get("/healthz"));
+  EXPECT_EQ(c.next().status, 200);
+  Response r = c.next();  // waits for the idle timeout
+  EXPECT_EQ(r.status, 408);
+  EXPECT_TRUE(c.closedByPeer());
+  EXPECT_EQ(errors("idle_timeout"), 1);
+}
+
+TEST_F(ServerTest, TooManyConnectionsGet503WhileOthersKeepWorking) {
+  ServerConfig cfg;
+  cfg.maxConnections = 2;
+  start(cfg);
+  Client a(port_), b(port_);
+  a.send(get("/healthz"));
+  b.send(get("/healthz"));
+  EXPECT_EQ(a.next().status, 200);
+  EXPECT_EQ(b.next().status, 200);
+  Client extra(port_);
+  Response r = extra.next();
+  EXPECT_EQ(r.status, 503);
+  EXPECT_TRUE(extra.closedByPeer());
+  a.send(post("/filter", "still"));
+  EXPECT_EQ(a.next().body, "filter:still");
+  // Scrape over an existing connection: a third one would be refused.
+  b.send(get("/metrics"));
+  std::string text = b.next().body;
+  EXPECT_NE(text.find("fleetsched_http_errors_total{kind=\"too_many_connections\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("fleetsched_http_connections 2\n"), std::string::npos);
+  // A slot frees up when a client leaves.
+  a.close();
+  EXPECT_TRUE(eventually([&] {
+    Client again(port_);
+    again.send(get("/healthz"));
+    return again.next().status == 200;
+  }));
+}
+
+TEST_F(ServerTest, ClientClosingMidBodyIsCountedAndForgotten) {
+  start();
+  {
+    Client c(port_);
+    c.send("POST /filter HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"Pod\":");
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(eventually([&] { return errors("client_disconnect") == 1; }));
+  EXPECT_TRUE(eventually([&] { return metric("fleetsched_http_connections") == 1; }));  // the scraper
+  EXPECT_EQ(handler_.batches().size(), 0u);
+}
+
+TEST_F(ServerTest, HalfClosedClientStillGetsItsAnswer) {
+  start();
+  Client c(port_);
+  c.send(post("/filter", "last"));
+  c.shutdownWrite();
+  Response r = c.next();
+  EXPECT_EQ(r.body, "filter:last");
+}
+
+TEST_F(ServerTest, ClientGoneBeforeItsResponseIsWritten) {
+  start();
+  {
+    Client blocker(port_);
+    Client gone(port_);
+    blocker.send(post("/filter", "block"));
+    ASSERT_TRUE(handler_.waitEntered());
+    gone.send(post("/filter", std::string(1000, 'g')));
+    gone.close();
+    std::this_thread::sleep_for(20ms);
+    handler_.release();
+    EXPECT_EQ(blocker.next().body, "filter:block");
+  }
+  Client c(port_);
+  c.send(get("/healthz"));
+  EXPECT_EQ(c.next().status, 200);
+}
+
+TEST_F(ServerTest, LargeResponseToASlowReaderIsWrittenCompletely) {
+  start();
+  Client c(port_);
+  std::string body(8u << 20, 'z');
+  c.send(post("/filter", body));
+  std::this_thread::sleep_for(50ms);  // the server's try_write fills the socket, the rest queues
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), body.size() + 7);
+  c.send(get("/healthz"));
+  EXPECT_EQ(c.next().status, 200);
+}
+
+// close() with connections in every state: TearDown's uv_loop_close() fails if a handle leaks,
+// and ASan reports leaked connection memory.
+TEST_F(ServerTest, CloseReleasesBusyConnections) {
+  start();
+  Client idle(port_), partial(port_), unread(port_), silent(port_);  // silent: connected, never sends
+  idle.send(get("/healthz"));
+  EXPECT_EQ(idle.next().status, 200);
+  partial.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n12");
+  unread.send(post("/filter", std::string(16u << 20, 'u')));  // 16 MiB answer nobody reads
+  ASSERT_TRUE(unread.readable(3000));
+  EXPECT_TRUE(eventually([&] { return server_->connections() == 4; }));
+  uv_async_send(&stop_);
+  thread_.join();
+  EXPECT_EQ(server_->connections(), 0u);
+  EXPECT_TRUE(idle.closedByPeer());
+}
+
+// A client that pipelines far more response bytes than it reads: the server stops reading
+// while its write queue is full, resumes as the client catches up, and loses nothing.
+TEST_F(ServerTest, PipelinedClientThatReadsLateGetsEveryResponseInOrder) {
+  ServerConfig cfg;
+  cfg.maxPipelined = 4;
+  start(cfg);
+  Client c(port_);
+  constexpr int kRequests = 48;
+  const size_t kBody = 512 * 1024;  // 24 MiB of responses in all, over the 8 MiB write cap
+  std::thread sender([&] {
+    for (int i = 0; i < kRequests; ++i)
+      c.send(post("/filter", std::string(kBody, static_cast<char>('a' + i % 26))));
+  });
+  std::this_thread::sleep_for(200ms);
+  double received = metric("fleetsched_http_received_bytes_total");
+  EXPECT_LT(received, kRequests * kBody * 0.75) << "the server kept reading a client that does not read";
+  for (int i = 0; i < kRequests; ++i) {
+    Response r = c.next();
+    ASSERT_EQ(r.status, 200) << i;
+    ASSERT_EQ(r.body.size(), kBody + 7) << i;
+    ASSERT_EQ(r.body[7], static_cast<char>('a' + i % 26)) << i;
+  }
+  sender.join();
+}
+
+TEST_F(ServerTest, ClientGoneMidResponse) {
+  start();
+  {
+    Client c(port_);
+    c.send(post("/filter", std::string(16u << 20, 'r')));
+    // Wait for the first bytes of the 16 MiB answer, then vanish with the rest unread (the
+    // kernel resets the connection).
+    ASSERT_TRUE(c.readable(3000));
+  }
+  EXPECT_TRUE(eventually([&] { return errors("write_failed") == 1; }));
+  EXPECT_TRUE(eventually([&] { return metric("fleetsched_http_connections") == 1; }));
+}
+
+TEST_F(ServerTest, GarbageOnManyConnectionsLeavesTheServerHealthy) {
+  start();
+  std::mt19937 rng(3);
+  for (int i = 0; i < 20; ++i) {
+    Client c(port_);
+    std::string junk(64 + rng() % 4096, '\0');
+    for (char& ch : junk) ch = static_cast<char>(rng());
+    if (i % 2) junk = post("/filter", "{}").substr(0, rng() % 60) + junk;  // valid start, then noise
+    c.send(junk);
+    Response r = c.next();
+    EXPECT_TRUE(r.status == 400 || r.status == 431 || r.status == 413 || r.status == 404) << r.status;
+  }
+  Client ok(port_);
+  ok.send(post("/filter", "fine"));
+  EXPECT_EQ(ok.next().body, "filter:fine");
+  EXPECT_TRUE(eventually([&] { return server_->connections() == 1; }));
+}
+
+// SO_REUSEPORT lets a second reactor bind the same port (one reactor per core later).
+TEST(ServerListen, ReusePortLetsTwoReactorsShareAPort) {
+  for (bool reuse : {true, false}) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    FakeHandler handler;
+    Metrics metrics;
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.reusePort = reuse;
+    {
+      Server first(&loop, cfg, handler, metrics);
+      ASSERT_EQ(first.listen(), 0);
+      cfg.port = first.port();
+      Server second(&loop, cfg, handler, metrics);
+      int rc = second.listen();
+      if (reuse) {
+        EXPECT_EQ(rc, 0);
+        EXPECT_EQ(second.port(), first.port());
+      } else {
+        EXPECT_EQ(rc, UV_EADDRINUSE);
+      }
+    }  // the destructors close their handles
+    EXPECT_EQ(uv_loop_close(&loop), 0) << "reuse=" << reuse;
+  }
+}
+
+TEST(ServerListen, ReactorsSharingARegistryGetTheirOwnSeries) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  FakeHandler handler;
+  Metrics metrics;
+  ServerConfig cfg;
+  cfg.metricLabels = {{"reactor", "0"}};
+  {
+    Server a(&loop, cfg, handler, metrics);
+    cfg.metricLabels = {{"reactor", "1"}};
+    Server b(&loop, cfg, handler, metrics);
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  std::string text;
+  metrics.render(text);
+  EXPECT_NE(text.find("fleetsched_http_requests_total{verb=\"filter\",reactor=\"0\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("fleetsched_http_requests_total{verb=\"filter\",reactor=\"1\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("fleetsched_http_connections{reactor=\"1\"} 0\n"), std::string::npos);
+}
+
+TEST(ServerListen, BadHostIsAnError) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  FakeHandler handler;
+  Metrics metrics;
+  ServerConfig cfg;
+  cfg.host = "not-an-address";
+  {
+    Server s(&loop, cfg, handler, metrics);
+    EXPECT_EQ(s.listen(), UV_EINVAL);
+    EXPECT_EQ(s.port(), 0);
+  }
+  cfg.host = "[::1]";
+  cfg.port = 0;
+  {
+    Server s(&loop, cfg, handler, metrics);
+    int rc = s.listen();
+    // Hosts without IPv6 refuse ::1; anything else must work.
+    if (rc != UV_EADDRNOTAVAIL && rc != UV_EAFNOSUPPORT) {
+      EXPECT_EQ(rc, 0);
+      EXPECT_NE(s.port(), 0);
+    }
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+// Every error kind is counted exactly once per occurrence, and only under its own name.
+TEST_F(ServerTest, MetricsCountEachErrorKindOnce) {
+  ServerConfig cfg;
+  cfg.maxConnections = 3;
+  cfg.maxHeaderBytes = 1024;
+  cfg.maxBodyBytes = 1000;
+  cfg.headerTimeoutMs = 100;
+  cfg.bodyTimeoutMs = 100;
+  cfg.idleTimeoutMs = 400;
+  start(cfg);
+  {
+    Client a(port_), b(port_), c(port_);
+    for (Client* x : {&a, &b, &c}) {
+      x->send(get("/healthz"));
+      ASSERT_EQ(x->next().status, 200);
+    }
+    Client extra(port_);
+    EXPECT_EQ(extra.next().status, 503);
+  }  // clients leave while idle: not an error
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 0; }));
+  {
+    Client big(port_), huge(port_), bad(port_);
+    big.send("GET / HTTP/1.1\r\nX: " + std::string(2000, 'x') + "\r\n\r\n");
+    huge.send("POST /filter HTTP/1.1\r\nContent-Length: 5000\r\n\r\n");
+    bad.send("GET / HTTP/1.1\r\nno colon\r\n\r\n");
+    EXPECT_EQ(big.next().status, 431);
+    EXPECT_EQ(huge.next().status, 413);
+    EXPECT_EQ(bad.next().status, 400);
+  }
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 0; }));
+  {
+    Client slowHead(port_), slowBody(port_), idle(port_);
+    slowHead.send("GET /heal");
+    slowBody.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n12");
+    idle.send(get("/nope") + post("/healthz", ""));
+    EXPECT_EQ(idle.next().status, 404);
+    EXPECT_EQ(idle.next().status, 405);
+    EXPECT_EQ(slowHead.next().status, 408);
+    EXPECT_EQ(slowBody.next().status, 408);
+    EXPECT_EQ(idle.next().status, 408);
+  }
+  {
+    Client quitter(port_);
+    quitter.send("POST /filter HTTP/1.1\r\nContent-Length: 10\r\n\r\n12");
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(eventually([&] { return errors("client_disconnect") == 1; }));
+  for (std::string_view kind :
+       {"bad_request", "header_too_large", "body_too_large", "header_timeout", "body_timeout", "idle_timeout",
+        "too_many_connections", "not_found", "method_not_allowed", "client_disconnect"})
+    EXPECT_EQ(errors(kind), 1) << kind;
+  EXPECT_EQ(errors("write_failed"), 0);
+  EXPECT_EQ(errors("write_timeout"), 0);
+}
+
+}  // namespace
+}  // namespace fleetsched::engine

@@ -1,0 +1,267 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "fixtures.h"
+#include "plugins/gpu/gpu_plugin.h"
+#include "plugins/spot/spot_plugin.h"
+
+namespace fleetsched::plugins {
+namespace {
+
+using testing::FakeCluster;
+using testing::NodeBuilder;
+using testing::Nodes;
+using testing::PodBuilder;
+
+// A scripted plugin: rejects the named nodes with its own reason, scores from a table, and
+// records which nodes Filter was shown.
+class Scripted final : public Plugin {
+ public:
+  Scripted(std::string name, std::set<std::string> reject, std::map<std::string, int32_t> scores = {})
+      : name_(std::move(name)), reject_(std::move(reject)), scores_(std::move(scores)) {}
+  std::string_view name() const override { return name_; }
+  bool filters() const override { return true; }
+  bool scores() const override { return !scores_.empty(); }
+  void filter(const CycleState&, int, NodeSpan nodes, std::span<Status> out) const override {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      seen.emplace_back(nodes[i]->name);
+      if (reject_.count(std::string(nodes[i]->name))) out[i] = {Code::Unschedulable, name_};
+    }
+  }
+  void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = scores_.at(std::string(nodes[i]->name));
+  }
+  mutable std::vector<std::string> seen;
+
+ private:
+  std::string name_;
+  std::set<std::string> reject_;
+  std::map<std::string, int32_t> scores_;
+};
+
+Nodes named(std::initializer_list<const char*> names) {
+  Nodes n;
+  for (const char* s : names) n.add(NodeBuilder().name(s).build());
+  return n;
+}
+
+TEST(Profile, RejectedNodesKeepTheFirstFailingStatusAndSkipLaterPlugins) {
+  auto a = std::make_unique<Scripted>("A", std::set<std::string>{"n1", "n2"});
+  auto b = std::make_unique<Scripted>("B", std::set<std::string>{"n2", "n3"});
+  const Scripted* bp = b.get();
+  std::vector<Profile::Entry> entries;
+  entries.push_back({std::move(a), 1});
+  entries.push_back({std::move(b), 1});
+  Profile profile("p", {}, std::move(entries));
+
+  Nodes nodes = named({"n0", "n1", "n2", "n3", "n4"});
+  const auto pod = PodBuilder().build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  std::vector<Status> out(nodes.size());
+  const NodeSpan feasible = profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
+
+  EXPECT_EQ(bp->seen, (std::vector<std::string>{"n0", "n3", "n4"}));
+  EXPECT_TRUE(out[0].ok());
+  EXPECT_EQ(out[1].reason, "A");
+  EXPECT_EQ(out[2].reason, "A");  // B would reject it too; A's status stays
+  EXPECT_EQ(out[3].reason, "B");
+  EXPECT_TRUE(out[4].ok());
+  ASSERT_EQ(feasible.size(), 2u);
+  EXPECT_EQ(feasible[0]->name, "n0");
+  EXPECT_EQ(feasible[1]->name, "n4");
+  EXPECT_EQ(std::vector<uint32_t>(scratch.feasibleIndex().begin(), scratch.feasibleIndex().end()),
+            (std::vector<uint32_t>{0, 4}));
+}
+
+TEST(Profile, RealPluginsInOrder) {
+  // An intolerant GPU pod on a spot node without GPUs: whichever plugin runs first explains it.
+  Nodes nodes{NodeBuilder().spot().build()};
+  const auto pod = PodBuilder().gpu(1).build();
+  for (bool spotFirst : {true, false}) {
+    std::vector<Profile::Entry> e;
+    e.push_back({gpu::create({}), 10});
+    e.insert(spotFirst ? e.begin() : e.end(), Profile::Entry{spot::create({}), 5});
+    Profile profile("p", {}, std::move(e));
+    CycleState state;
+    ProfileScratch scratch;
+    FakeCluster cluster;
+    std::vector<Status> out(1);
+    profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
+    EXPECT_EQ(out[0].reason, spotFirst ? spot::kNotTolerant : "node has no nvidia.com/gpu (Node does not have GPU)");
+  }
+}
+
+TEST(Profile, PreFilterFailureRejectsEveryNode) {
+  Config config = defaultConfig();
+  Nodes nodes{NodeBuilder().gpus(8).build(), NodeBuilder().gpus(4).build()};
+  const auto pod = PodBuilder().gpu(2).milli(300).build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  std::vector<Status> out(nodes.size());
+  const auto feasible = config.profiles()[0].runFilter(pod, state, cluster, nodes.span(), out, scratch);
+  EXPECT_TRUE(feasible.empty());
+  for (const auto& s : out) {
+    EXPECT_EQ(s.code, Code::UnschedulableAndUnresolvable);
+    EXPECT_EQ(s.reason, "annotation fleetsched.io/gpu-milli needs a request of exactly 1 GPU");
+  }
+}
+
+TEST(Profile, TotalsAreTheWeightedSumOfPluginScores) {
+  std::vector<Profile::Entry> e;
+  e.push_back({std::make_unique<Scripted>("A", std::set<std::string>{},
+                                          std::map<std::string, int32_t>{{"x", 100}, {"y", 0}, {"z", 50}}),
+               3});
+  e.push_back({std::make_unique<Scripted>("B", std::set<std::string>{},
+                                          std::map<std::string, int32_t>{{"x", 0}, {"y", 100}, {"z", 50}}),
+               2});
+  Profile profile("p", {}, std::move(e));
+  Nodes nodes = named({"x", "y", "z"});
+  const auto pod = PodBuilder().build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
+  const auto t = profile.scoreTotals(state, cluster, nodes.span(), scratch);
+  EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{300, 200, 250}));
+  std::vector<int32_t> wire(3);
+  profile.extenderScores(state, cluster, nodes.span(), wire, scratch);
+  EXPECT_EQ(wire, (std::vector<int32_t>{10, 0, 5}));
+}
+
+// Doubles its raw scores in NormalizeScore; the pipeline must weigh the normalized values.
+class Doubling final : public Plugin {
+ public:
+  std::string_view name() const override { return "Doubling"; }
+  bool scores() const override { return true; }
+  void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = static_cast<int32_t>(10 * i);
+  }
+  void normalizeScore(const CycleState&, int, std::span<int32_t> scores) const override {
+    for (auto& s : scores) s *= 2;
+  }
+};
+
+TEST(Profile, WeightsApplyToNormalizedScores) {
+  std::vector<Profile::Entry> e;
+  e.push_back({std::make_unique<Doubling>(), 3});
+  Profile profile("p", {}, std::move(e));
+  Nodes nodes = named({"a", "b", "c"});
+  const auto pod = PodBuilder().build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
+  const auto t = profile.scoreTotals(state, cluster, nodes.span(), scratch);
+  EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{0, 60, 120}));
+}
+
+TEST(Profile, ExtenderScoresKeepOrderRangeAndATopThatOnlyTheBestReach) {
+  const std::vector<int64_t> totals{0, 1799, 1800, 900, 1795, 1800, 17};
+  std::vector<int32_t> out(totals.size());
+  Profile::toExtenderScores(totals, out);
+  for (size_t i = 0; i < totals.size(); ++i) {
+    EXPECT_GE(out[i], 0);
+    EXPECT_LE(out[i], kMaxExtenderScore);
+    for (size_t j = 0; j < totals.size(); ++j) {
+      if (totals[i] < totals[j]) {
+        EXPECT_LE(out[i], out[j]);
+      }
+    }
+    EXPECT_EQ(out[i] == kMaxExtenderScore, totals[i] == 1800) << i;
+  }
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[3], 5);
+
+  std::vector<int64_t> ties{42, 42};
+  std::vector<int32_t> tieOut(2);
+  Profile::toExtenderScores(ties, tieOut);
+  EXPECT_EQ(tieOut, (std::vector<int32_t>{10, 10}));
+}
+
+TEST(Profile, DefaultProfilePlacesATwoGpuPodOnTheBusiestFittingOnDemandNode) {
+  Config config = defaultConfig();
+  const Profile& profile = config.profiles()[0];
+  Nodes nodes{
+      NodeBuilder().name("free-a100").gpus(8, 81920).zone(1).build(),
+      NodeBuilder().name("busy-a100").gpus(8, 81920).usedWhole(6).zone(1).build(),
+      NodeBuilder().name("full-a100").gpus(8, 81920).usedWhole(7).zone(2).build(),
+      NodeBuilder().name("spot-a100").gpus(8, 81920).usedWhole(6).spot().zone(2).build(),
+      NodeBuilder().name("half-t4").gpus(4, 15360).usedWhole(2).zone(2).build(),
+      NodeBuilder().name("cpu").build(),
+  };
+  const auto pod = PodBuilder().gpu(2).build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  std::vector<Status> out(nodes.size());
+  const NodeSpan feasible = profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
+  ASSERT_EQ(feasible.size(), 3u);
+  EXPECT_EQ(out[2].code, Code::Unschedulable);
+  EXPECT_EQ(out[3].code, Code::UnschedulableAndUnresolvable);
+  EXPECT_EQ(out[5].code, Code::UnschedulableAndUnresolvable);
+  std::vector<int32_t> wire(feasible.size());
+  profile.extenderScores(state, cluster, feasible, wire, scratch);
+  EXPECT_EQ(feasible[0]->name, "free-a100");
+  EXPECT_EQ(feasible[1]->name, "busy-a100");
+  EXPECT_EQ(wire[1], kMaxExtenderScore);
+  EXPECT_LT(wire[0], kMaxExtenderScore);
+  EXPECT_LT(wire[2], kMaxExtenderScore);
+
+  GpuAssignment a;
+  ASSERT_TRUE(profile.selectGpus(state, *feasible[1], a));
+  ASSERT_EQ(a.count, 2);
+  EXPECT_EQ(a.index[0], 6);
+  EXPECT_EQ(a.index[1], 7);
+}
+
+TEST(Profile, SelectGpusFallsBackToBestFitAndSkipsNonPrimaryResources) {
+  std::vector<Profile::Entry> e;
+  e.push_back({spot::create({}), 1});
+  Profile profile("p", GpuResourceConfig{{"nvidia.com/gpu", "nvidia.com/mig-"}}, std::move(e));
+  CycleState state;
+  FakeCluster cluster;
+  auto node = NodeBuilder().gpus(4).used({900, 600, 700, 0}).build();
+  GpuAssignment a;
+
+  const auto shared = PodBuilder().gpu(1).milli(350).build();
+  ASSERT_TRUE(profile.preFilter(shared, state, cluster).ok());
+  ASSERT_TRUE(profile.selectGpus(state, node, a));
+  EXPECT_EQ(a.count, 1);
+  EXPECT_EQ(a.index[0], 1);  // free 400 is the tightest that holds 350
+
+  const auto mig = PodBuilder().request("nvidia.com/mig-1g.5gb", 1).build();
+  ASSERT_TRUE(profile.preFilter(mig, state, cluster).ok());
+  ASSERT_TRUE(profile.selectGpus(state, node, a));
+  EXPECT_EQ(a.count, 0);
+
+  const auto big = PodBuilder().gpu(2).build();
+  ASSERT_TRUE(profile.preFilter(big, state, cluster).ok());
+  EXPECT_FALSE(profile.selectGpus(state, node, a));
+}
+
+TEST(Profile, ACycleStateMovesBetweenProfiles) {
+  // Slot 0 holds the GPU plugin's state in one profile and Spot's in the other.
+  std::vector<Profile::Entry> e1, e2;
+  e1.push_back({gpu::create({}), 1});
+  e2.push_back({spot::create({}), 1});
+  Profile p1("p1", {}, std::move(e1)), p2("p2", {}, std::move(e2));
+  Nodes nodes{NodeBuilder().gpus(8).spot().build()};
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  std::vector<Status> out(1);
+  const auto pod = PodBuilder().gpu(1).build();
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(p1.runFilter(pod, state, cluster, nodes.span(), out, scratch).size(), 1u);
+    EXPECT_EQ(p2.runFilter(pod, state, cluster, nodes.span(), out, scratch).size(), 0u);
+    EXPECT_EQ(out[0].reason, spot::kNotTolerant);
+  }
+}
+
+}  // namespace
+}  // namespace fleetsched::plugins
