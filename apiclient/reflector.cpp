@@ -97,6 +97,7 @@ void Reflector::startStreamingList() {
     if (!splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); })) {
       fail("watch event larger than the line limit", 0);
     }
+    sink_.flush();
   };
   h.onDone = [this, gen](const std::string& error) {
     if (gen != generation_) return;
@@ -173,6 +174,7 @@ void Reflector::startListPage() {
     size_t n = body_.size();
     body_.append(kBodyPadding, '\0');
     ListPageInfo page = sink_.applyListPage(std::string_view(body_.data(), n));
+    sink_.flush();
     body_.clear();
     if (!page.ok) {
       fail("list page: " + page.error, 0);
@@ -278,7 +280,9 @@ void Reflector::startWatch() {
   h.onData = [this, gen](std::string_view chunk) {
     if (gen != generation_) return;
     if (status_ != 200) return;
-    if (!splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); })) {
+    bool ok = splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); });
+    sink_.flush();
+    if (!ok) {
       ++generation_;
       Transport::Id ex = exchange_;
       exchange_ = 0;

@@ -53,6 +53,9 @@ class ReflectorSink {
   virtual void abortRelist() = 0;
   // One watch event line (padded). Applies it and reports what it was.
   virtual WatchEventInfo applyEvent(std::string_view paddedLine) = 0;
+  // Called after each network read's events and after each list page: a sink that batches
+  // its writes makes them visible here.
+  virtual void flush() {}
 };
 
 struct ReflectorConfig {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plugins/annotations.h"
+#include "plugins/pod_info.h"
 #include "plugins/zone/zone_plugin.h"
 
 namespace fleetsched::cache {
@@ -91,12 +92,12 @@ bool parseGpuIndex(std::string_view s, uint16_t& mask) {
   return true;
 }
 
+// The per-GPU share the pod is charged: the annotation when valid (1..1000, as derivePodInfo
+// accepts it), else a whole GPU.
 uint16_t parseGpuMilli(const codec::Pod& pod) {
   const std::string_view* v = codec::findKey(pod.annotations, plugins::annotations::kGpuMilli);
-  if (v == nullptr) return plugins::kMilliPerGpu;
-  int n = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (ec != std::errc() || p != v->data() + v->size() || n < 1 || n > plugins::kMilliPerGpu) {
+  int64_t n = 0;
+  if (v == nullptr || !plugins::parseDecimal(*v, n) || n < 1 || n > plugins::kMilliPerGpu) {
     return plugins::kMilliPerGpu;
   }
   return static_cast<uint16_t>(n);
@@ -506,14 +507,7 @@ class CacheState {
   }
   NodeInfo& mutableNode(uint32_t id) { return mutableChunk(id >> kChunkShift).nodes[id & (kChunkSize - 1)]; }
 
-  uint32_t lookup(std::string_view name) const {
-    const auto h = static_cast<uint32_t>(hashName(name));
-    for (uint32_t i = h & index_->mask;; i = (i + 1) & index_->mask) {
-      const auto& s = index_->slots[i];
-      if (s.id == kNoNode) return kNoNode;
-      if (s.hash == h && nodeRef(s.id).name == name) return s.id;
-    }
-  }
+  uint32_t lookup(std::string_view name) const { return detail::findIdIn(*index_, chunks_, name); }
 
   NameIndex& mutableIndex() {
     dirty_ = true;

@@ -75,12 +75,12 @@ class NodeBuilder {
 
   // Interned resource name (views stay valid for the builder's life).
   std::string_view internResource(std::string_view name) { return resources_.name(resources_.intern(name)); }
-  std::string_view internZone(std::string_view zone) { return zones_.name(internZoneId(zone)); }
-  uint16_t internZoneId(std::string_view zone);
   // Number of zone ids in use, "no zone" (0) included.
   uint32_t zoneCount() const { return zones_.size(); }
 
  private:
+  uint16_t internZoneId(std::string_view zone);
+
   NodeFeatureConfig config_;
   Interner zones_;
   Interner models_;

@@ -81,15 +81,20 @@ inline const plugins::NodeInfo* nodeAt(const SnapshotData& d, uint32_t id) {
   return (c->live >> slot) & 1U ? &c->nodes[slot] : nullptr;
 }
 
-inline uint32_t findId(const SnapshotData& d, std::string_view name) {
-  const NameIndex* index = d.index;
-  if (index == nullptr || index->size == 0) return kNoNode;
+// Probes `index` for `name`; `chunks` is the published or the writer's working chunk table.
+template <class Chunks>
+uint32_t findIdIn(const NameIndex& index, const Chunks& chunks, std::string_view name) {
+  if (index.size == 0) return kNoNode;
   const auto h = static_cast<uint32_t>(hashName(name));
-  for (uint32_t i = h & index->mask;; i = (i + 1) & index->mask) {
-    const NameIndex::Slot& s = index->slots[i];
+  for (uint32_t i = h & index.mask;; i = (i + 1) & index.mask) {
+    const NameIndex::Slot& s = index.slots[i];
     if (s.id == kNoNode) return kNoNode;
-    if (s.hash == h && d.chunks[s.id >> kChunkShift]->nodes[s.id & (kChunkSize - 1)].name == name) return s.id;
+    if (s.hash == h && chunks[s.id >> kChunkShift]->nodes[s.id & (kChunkSize - 1)].name == name) return s.id;
   }
+}
+
+inline uint32_t findId(const SnapshotData& d, std::string_view name) {
+  return d.index == nullptr ? kNoNode : findIdIn(*d.index, d.chunks, name);
 }
 
 void addWorkloadCounts(const SnapshotData& d, std::string_view workload, std::span<uint32_t> perZone);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -227,6 +228,21 @@ class Decoder::Impl {
     return at(std::string_view(buf, static_cast<size_t>(n)));
   }
 
+  // Whether [a, b) holds a backslash. Strings are read in document order, so one forward
+  // memchr finds the next backslash for every string up to it: O(1) per string, and the
+  // document is scanned at most once.
+  const char* nextBackslash_ = nullptr;
+  const char* lastString_ = nullptr;  // debug check of the ordering
+  bool hasBackslash(const char* a, const char* b) {
+    assert(a >= lastString_ && "strings must be read in document order");
+    lastString_ = a;
+    if (nextBackslash_ < a) {
+      const void* hit = std::memchr(a, '\\', static_cast<size_t>(docEnd_ - a));
+      nextBackslash_ = hit ? static_cast<const char*>(hit) : docEnd_;
+    }
+    return nextBackslash_ < b;
+  }
+
   // ---- primitive readers: null reads as absent --------------------------------------------
   // Returns 1 when v is null (consumed), 0 when not, -1 on error.
   int isNull(sj::value& v) {
@@ -240,14 +256,18 @@ class Decoder::Impl {
   bool str(sj::value& v, std::string_view& out) {
     // Strings without escapes are used in place (no copy into the string buffer); the value
     // is then consumed as a raw string.
+    // The token runs from the opening quote to the next structural character, so the closing
+    // quote is its last non-blank byte and only a backslash needs looking for.
     std::string_view tok = v.raw_json_token();
     if (!tok.empty() && tok[0] == '"') {
-      bool escaped = false;
-      std::string_view raw = rawString(tok.data() + 1, escaped);
-      if (!escaped) {
+      size_t end = tok.size();
+      while (end > 1 && (tok[end - 1] == ' ' || tok[end - 1] == '\n' || tok[end - 1] == '\r' || tok[end - 1] == '\t')) {
+        --end;
+      }
+      if (end >= 2 && tok[end - 1] == '"' && !hasBackslash(tok.data() + 1, tok.data() + end - 1)) {
         sj::raw_json_string unused;
         if (auto e = v.get_raw_json_string().get(unused)) return failType(e, "string");
-        out = raw;
+        out = tok.substr(1, end - 2);
         return true;
       }
       if (auto e = v.get_string().get(out)) return failType(e, "string");
@@ -386,6 +406,45 @@ class Decoder::Impl {
     return true;
   }
 
+  // A node's ResourceList straight into Resources (no sums, so no wide arithmetic).
+  bool resourcesDirect(sj::value& v, Resources& out) {
+    resetResources(out);
+    return fields(v, [&](std::string_view k, sj::value& val) {
+      std::string_view s;
+      if (!str(val, s)) return at(k);
+      int64_t amount = 0;
+      QuantityError qe = k == "cpu" ? parseQuantityMilli(s, amount) : parseQuantityValue(s, amount);
+      if (qe != QuantityError::None) return failQuantity(qe, s) || at(k);
+      if (k == "cpu") {
+        out.milliCpu = amount;
+      } else if (k == "memory") {
+        out.memory = amount;
+      } else if (k == "ephemeral-storage") {
+        out.ephemeralStorage = amount;
+      } else if (k == "pods") {
+        out.pods = amount;
+      } else if (ResourceAmount* r = findScalar(out, k)) {
+        r->value = amount;  // a repeated key: the last one wins, as in Go
+      } else {
+        out.scalar.push_back({k, amount});
+      }
+      return true;
+    });
+  }
+  static ResourceAmount* findScalar(Resources& r, std::string_view name) {
+    for (auto& x : r.scalar) {
+      if (x.name == name) return &x;
+    }
+    return nullptr;
+  }
+  bool failQuantity(QuantityError qe, std::string_view s) {
+    std::string what(quantityErrorText(qe));
+    what += " \"";
+    what.append(s.substr(0, 64));
+    what += '"';
+    return fail(std::move(what));
+  }
+
   // A ResourceList, in exact nano-units.
   bool quantityMap(sj::value& v, ResList& out) {
     out.clear();
@@ -397,14 +456,7 @@ class Decoder::Impl {
       // Values the int64 readers cannot represent are errors here too.
       int64_t check = 0;
       if (qe == QuantityError::None) qe = nanoToScaled(amount, k == "cpu" ? 3 : 0, check);
-      if (qe != QuantityError::None) {
-        std::string what(quantityErrorText(qe));
-        what += " \"";
-        what.append(s.substr(0, 64));
-        what += '"';
-        fail(std::move(what));
-        return at(k);
-      }
+      if (qe != QuantityError::None) return failQuantity(qe, s) || at(k);
       out.set(k, amount);
       return true;
     });
@@ -761,11 +813,9 @@ class Decoder::Impl {
     return fields(v, [&](std::string_view k, sj::value& val) {
       bool ok = true;
       if (k == "capacity") {
-        resetResources(n.capacity);
-        ok = quantityMap(val, cur_) && toResources(cur_, n.capacity);
+        ok = resourcesDirect(val, n.capacity);
       } else if (k == "allocatable") {
-        resetResources(n.allocatable);
-        ok = quantityMap(val, cur_) && toResources(cur_, n.allocatable);
+        ok = resourcesDirect(val, n.allocatable);
       }
       return ok || at(k);
     });
@@ -817,6 +867,8 @@ class Decoder::Impl {
     path_.clear();
     what_.clear();
     docEnd_ = padded.data() + padded.size();
+    nextBackslash_ = nullptr;
+    lastString_ = nullptr;
     if (padded.size() > parser_.max_capacity()) return failJson(simdjson::CAPACITY);
     auto e0 = parser_.iterate(padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING).get(doc_);
     if (e0) return failJson(e0);
@@ -895,6 +947,7 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
       if (n == 1) return true;
       return d.fields(v, [&](std::string_view k2, sj::value& v2) {
         if (k2 != "items") return true;
+        usedNodes = 0;  // a repeated key replaces, as in Go
         return d.elements(v2, [&](size_t, sj::value& el) {
           return d.node(el, nextSlot(out.nodes, usedNodes, resetNode));
         }) || d.at("items");

@@ -2,6 +2,8 @@
 //
 //   ninja -C build bench/codec/codec_bench && build/bench/codec/codec_bench --benchmark_repetitions=5
 //
+// (plus the optional corpus benchmarks described at registerCorpusBenchmarks below)
+//
 // Inputs are built deterministically: the Go-marshalled train pod from tests/data/codec, 5,000
 // node names, and 500 full Node objects of ~12 KB each shaped like real EKS GPU nodes (GFD
 // labels, images, conditions, managedFields). Every benchmark checks its output before timing.
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -293,7 +296,53 @@ void BM_EncodeHostPriorityList5000(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeHostPriorityList5000)->Unit(benchmark::kMicrosecond);
 
+// Optional corpora from `fleetsched gen-fleet` (bench/fleet), given by environment variables:
+//   FLEETSCHED_CODEC_BENCH_REQUESTS  an ndjson file of ExtenderArgs bodies (requests-full.ndjson
+//                                    or requests-nodenames.ndjson); the first line is decoded
+//   FLEETSCHED_CODEC_BENCH_NODELIST  a `kubectl get nodes -o json` file (nodes.json)
+void registerCorpusBenchmarks() {
+  if (const char* path = std::getenv("FLEETSCHED_CODEC_BENCH_REQUESTS")) {
+    std::string all = readFile(path);
+    auto body = std::make_shared<PaddedBuffer>(std::string_view(all).substr(0, all.find('\n')));
+    benchmark::RegisterBenchmark("BM_DecodeExtenderArgs_CorpusRequest", [body](benchmark::State& state) {
+      Decoder d;
+      ExtenderArgs args;
+      if (!d.decodeExtenderArgs(body->view(), args)) die("corpus request: " + d.errorMessage());
+      size_t items = args.hasNodes ? args.nodes.size() : args.nodeNames.size();
+      state.counters["nodes"] = static_cast<double>(items);
+      for (auto _ : state) {
+        bool ok = d.decodeExtenderArgs(body->view(), args);
+        benchmark::DoNotOptimize(ok);
+      }
+      state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body->view().size()));
+      state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * items));
+    })->Unit(benchmark::kMicrosecond);
+  }
+  if (const char* path = std::getenv("FLEETSCHED_CODEC_BENCH_NODELIST")) {
+    auto file = std::make_shared<PaddedBuffer>(readFile(path));
+    benchmark::RegisterBenchmark("BM_DecodeNodeListFile", [file](benchmark::State& state) {
+      Decoder d(file->view().size() + 1);
+      NodeList list;
+      if (!d.decodeNodeList(file->view(), list) || list.items.empty()) die("node list: " + d.errorMessage());
+      state.counters["nodes"] = static_cast<double>(list.items.size());
+      for (auto _ : state) {
+        bool ok = d.decodeNodeList(file->view(), list);
+        benchmark::DoNotOptimize(ok);
+      }
+      state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * file->view().size()));
+      state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * list.items.size()));
+    })->Unit(benchmark::kMillisecond);
+  }
+}
+
 }  // namespace
 }  // namespace fleetsched::codec
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  fleetsched::codec::registerCorpusBenchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,304 @@
+#include "cmd/fleetsched/serve.h"
+
+#include <uv.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "cache/cache.h"
+#include "cache/demo_fleet.h"
+#include "cache/file_source.h"
+#include "codec/decoder.h"
+#include "engine/audit.h"
+#include "engine/extender_service.h"
+#include "engine/ingest.h"
+#include "engine/metrics.h"
+#include "engine/server.h"
+#include "plugins/config.h"
+
+namespace fleetsched::cmd {
+namespace {
+
+constexpr uint64_t kStatsIntervalMs = 1000;
+
+bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  try {
+    unsigned long p = std::stoul(listen.substr(colon + 1));
+    if (p > 65535) return false;
+    port = static_cast<uint16_t>(p);
+  } catch (...) {
+    return false;
+  }
+  return !host.empty();
+}
+
+// Everything `serve` runs, owned in one place so signal and timer callbacks reach it.
+struct ServeState {
+  const ServeOptions* options = nullptr;
+  cache::Cache* cache = nullptr;
+  engine::Server* server = nullptr;
+  engine::Ingestor* ingestor = nullptr;
+  engine::Gauge* nodes = nullptr;
+  engine::Gauge* boundPods = nullptr;
+  engine::Gauge* waitingPods = nullptr;
+  engine::Gauge* reservationsLive = nullptr;
+  engine::Counter* reservationsExpired = nullptr;
+  engine::Gauge* gpuOvercommits = nullptr;
+  engine::Gauge* auditMismatches = nullptr;
+  std::string lastAudit;
+  uv_timer_t auditTimer{};
+  uint64_t expiredSeen = 0;
+  uv_signal_t sigint{}, sigterm{}, sighup{};
+  uv_timer_t stats{};
+};
+
+void reloadFiles(ServeState& s) {
+  std::string error;
+  cache::FileLoadStats st;
+  if (!cache::loadClusterFiles(*s.cache, s.options->nodesFile, s.options->podsFile, error, &st)) {
+    std::fprintf(stderr, "fleetsched: reload failed, keeping the previous state: %s\n", error.c_str());
+    return;
+  }
+  std::fprintf(stderr, "fleetsched: reloaded %zu nodes, %zu pods\n", st.nodes, st.pods);
+}
+
+void onStats(uv_timer_t* t) {
+  auto& s = *static_cast<ServeState*>(t->data);
+  s.cache->expire(cache::Clock::now());
+  cache::CacheStats st = s.cache->stats();
+  s.nodes->set(static_cast<double>(st.nodes));
+  s.boundPods->set(static_cast<double>(st.boundPods));
+  s.waitingPods->set(static_cast<double>(st.waitingPods));
+  s.reservationsLive->set(static_cast<double>(st.reservationsLive));
+  s.gpuOvercommits->set(static_cast<double>(st.gpuOvercommits));
+  if (st.reservationsExpired > s.expiredSeen) s.reservationsExpired->inc(st.reservationsExpired - s.expiredSeen);
+  s.expiredSeen = st.reservationsExpired;
+}
+
+void onAudit(uv_timer_t* t) {
+  auto& s = *static_cast<ServeState*>(t->data);
+  if (s.ingestor == nullptr || !s.ingestor->synced()) return;
+  s.ingestor->audit([&s](engine::AuditResult r, std::string error) {
+    if (!error.empty()) {
+      std::fprintf(stderr, "fleetsched: audit: %s\n", error.c_str());
+      return;
+    }
+    s.auditMismatches->set(static_cast<double>(r.mismatchedNodes));
+    if (r.mismatchedNodes > 0 || r.overcommittedNodes > 0) {
+      std::fprintf(stderr, "fleetsched: audit: %zu of %zu nodes differ from the API server, %zu overcommitted: %s",
+                   r.mismatchedNodes, r.nodes, r.overcommittedNodes, r.json.c_str());
+    }
+    s.lastAudit = std::move(r.json);
+  });
+}
+
+void stopAll(ServeState& s) {
+  s.server->close();
+  if (s.ingestor != nullptr) s.ingestor->stop();
+  uv_timer_stop(&s.stats);
+  uv_timer_stop(&s.auditTimer);
+  if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&s.auditTimer))) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&s.auditTimer), nullptr);
+  }
+  for (uv_signal_t* sig : {&s.sigint, &s.sigterm, &s.sighup}) {
+    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(sig))) uv_close(reinterpret_cast<uv_handle_t*>(sig), nullptr);
+  }
+  if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&s.stats))) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&s.stats), nullptr);
+  }
+}
+
+}  // namespace
+
+CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
+  CLI::App* cmd = app.add_subcommand("serve", "Serve kube-scheduler's extender verbs over HTTP");
+  cmd->add_option("--listen", o.listen, "Address to listen on, HOST:PORT")->capture_default_str();
+  cmd->add_option("--url-prefix", o.urlPrefix, "Path prefix of the verbs: PREFIX/filter, PREFIX/prioritize, ...");
+  cmd->add_option("--config", o.configFile, "FleetschedConfiguration YAML (default: the built-in default profile)");
+  cmd->add_option("--nodes", o.nodesFile, "Nodes from a file (`kubectl get nodes -o json`), reloaded on SIGHUP");
+  cmd->add_option("--pods", o.podsFile, "Bound pods from a file (`kubectl get pods -A -o json`), reloaded on SIGHUP");
+  cmd->add_flag("--demo-fleet", o.demoFleet, "Schedule against the embedded demo GPU fleet (the default without a node source)");
+  cmd->add_option("--kubeconfig", o.kubeconfig, "Watch nodes and pods through this kubeconfig");
+  cmd->add_option("--context", o.context, "kubeconfig context (default: current-context)");
+  cmd->add_flag("--in-cluster", o.inCluster, "Watch nodes and pods with the pod's service account");
+  cmd->add_flag("--bind", o.bind, "Serve the bind verb: reserve GPUs and post Bindings (needs an API server)");
+  cmd->add_option("--max-body-bytes", o.maxBodyBytes, "Largest request body (413 beyond)");
+  cmd->add_option("--max-connections", o.maxConnections, "Most client connections (503 beyond)");
+  cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests");
+  cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
+  cmd->add_option("--audit-interval", o.auditIntervalSec,
+                  "Seconds between audits of the cache against a fresh pod list (0: off)")
+      ->capture_default_str();
+  cmd->callback([&o] {
+    if (int rc = runServe(o); rc != 0) throw CLI::RuntimeError(rc);
+  });
+  return cmd;
+}
+
+int runServe(const ServeOptions& o) {
+  engine::ServerConfig serverConfig;
+  if (!splitListen(o.listen, serverConfig.host, serverConfig.port)) {
+    std::fprintf(stderr, "fleetsched: --listen %s: want HOST:PORT\n", o.listen.c_str());
+    return 1;
+  }
+  serverConfig.urlPrefix = o.urlPrefix;
+  if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
+  if (o.maxConnections != 0) serverConfig.maxConnections = o.maxConnections;
+
+  const bool watch = !o.kubeconfig.empty() || o.inCluster;
+  const bool files = !o.nodesFile.empty() || !o.podsFile.empty();
+  if (watch && (files || o.demoFleet)) {
+    std::fprintf(stderr, "fleetsched: choose one node source: an API server, files, or --demo-fleet\n");
+    return 1;
+  }
+  if (o.bind && !watch) {
+    std::fprintf(stderr, "fleetsched: --bind needs an API server (--kubeconfig or --in-cluster)\n");
+    return 1;
+  }
+
+  std::string error;
+  std::optional<plugins::Config> config;
+  if (o.configFile.empty()) {
+    config.emplace(plugins::defaultConfig());
+  } else {
+    config = plugins::loadConfigFile(o.configFile, error);
+    if (!config) {
+      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      return 1;
+    }
+  }
+
+  cache::Cache cache;
+  std::string source;
+  if (files) {
+    cache::FileLoadStats st;
+    if (!cache::loadClusterFiles(cache, o.nodesFile, o.podsFile, error, &st)) {
+      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      return 1;
+    }
+    source = std::to_string(st.nodes) + " nodes, " + std::to_string(st.pods) + " pods from files";
+  } else if (!watch) {
+    const cache::DemoFleet& demo = cache::demoFleet();
+    cache.write().replaceNodes(demo.nodes);
+    source = "the demo fleet (" + std::to_string(demo.nodes.size()) + " nodes)";
+  }
+
+  uv_loop_t* loop = uv_default_loop();
+  engine::Metrics metrics;
+  engine::ServiceOptions serviceOptions;
+  serviceOptions.traceEvery = o.traceEvery;
+  engine::ExtenderService service(cache, *config, metrics, serviceOptions);
+  engine::Server server(loop, serverConfig, service, metrics);
+
+  std::unique_ptr<engine::Ingestor> ingestor;
+  if (watch) {
+    engine::IngestOptions io;
+    io.kubeconfig = o.kubeconfig;
+    io.context = o.context;
+    io.inCluster = o.inCluster;
+    ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
+    if (!ingestor->start(loop, error)) {
+      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      return 1;
+    }
+    // Ready only after the first full sync of nodes and pods.
+    service.setReadyCheck([ing = ingestor.get()] { return ing->synced(); });
+    if (o.bind) service.enableBinding(ingestor.get());
+    source = "the API server " + ingestor->server();
+  }
+
+  ServeState state;
+  // /debug/audit: with an API server, the last comparison with a fresh pod list (taken every
+  // --audit-interval); otherwise, and until the first comparison, the cache checked alone.
+  cache::Reader auditReader(cache);
+  codec::Decoder auditDecoder(1);
+  // /debug/nodes: what the cache holds, one node a line, for people and scripts.
+  cache::Reader nodesReader(cache);
+  server.addGet("/debug/nodes", [&nodesReader](std::string_view, engine::LocalResponse& out) {
+    cache::Snapshot snap = nodesReader.acquire();
+    out.body = "NAME\tZONE\tCAPACITY\tGPU_MODEL\tGPUS_FREE/TOTAL\tMILLICPU_FREE\n";
+    static constexpr const char* kCapacity[] = {"unknown", "on-demand", "spot", "reserved"};
+    snap.forEachNode([&out](const plugins::NodeInfo& n) {
+      int64_t total = n.scalarCount > 0 ? n.scalars[0].allocatable : 0;
+      int64_t used = n.scalarCount > 0 ? n.scalars[0].used : 0;
+      out.body.append(n.name).append("\t").append(n.zoneName.empty() ? "-" : n.zoneName).append("\t");
+      out.body.append(kCapacity[static_cast<int>(n.capacityType)]).append("\t");
+      out.body.append(n.gpuModelName.empty() ? "-" : n.gpuModelName).append("\t");
+      out.body.append(std::to_string(total - used)).append("/").append(std::to_string(total)).append("\t");
+      out.body.append(std::to_string(n.allocMilliCpu - n.usedMilliCpu)).append("\n");
+    });
+  });
+  server.addGet("/debug/audit", [&](std::string_view, engine::LocalResponse& out) {
+    out.contentType = "application/json";
+    if (!state.lastAudit.empty()) {
+      out.body = state.lastAudit;
+      return;
+    }
+    engine::AuditResult r;
+    std::string err;
+    cache::Snapshot snap = auditReader.acquire();
+    engine::audit(snap, cache, false, {}, auditDecoder, r, err);
+    out.body = std::move(r.json);
+  });
+
+  if (int rc = server.listen(); rc != 0) {
+    std::fprintf(stderr, "fleetsched: listen %s: %s\n", o.listen.c_str(), uv_strerror(rc));
+    return 1;
+  }
+
+  state.options = &o;
+  state.cache = &cache;
+  state.server = &server;
+  state.ingestor = ingestor.get();
+  state.nodes = &metrics.gauge("cache_nodes", "Nodes in the cache");
+  state.boundPods = &metrics.gauge("cache_pods", "Pods charged on nodes (reservations excluded)");
+  state.waitingPods = &metrics.gauge("cache_waiting_pods", "Pods bound to nodes the cache does not know yet");
+  state.reservationsLive = &metrics.gauge("reservations", "Live binder reservations", {{"state", "live"}});
+  state.reservationsExpired = &metrics.counter("reservations_expired_total", "Reservations dropped by TTL");
+  state.gpuOvercommits = &metrics.gauge("gpu_overcommits", "Per-GPU charges clipped at a whole GPU (drift)");
+
+  uv_timer_init(loop, &state.stats);
+  state.stats.data = &state;
+  uv_timer_start(&state.stats, onStats, 0, kStatsIntervalMs);
+  state.auditMismatches = &metrics.gauge("audit_mismatched_nodes", "Nodes whose charges differ from a fresh pod list");
+  uv_timer_init(loop, &state.auditTimer);
+  state.auditTimer.data = &state;
+  if (ingestor && o.auditIntervalSec > 0) {
+    uv_timer_start(&state.auditTimer, onAudit, uint64_t{o.auditIntervalSec} * 1000, uint64_t{o.auditIntervalSec} * 1000);
+  }
+  for (auto [sig, signum] : {std::pair{&state.sigint, SIGINT}, {&state.sigterm, SIGTERM}, {&state.sighup, SIGHUP}}) {
+    uv_signal_init(loop, sig);
+    sig->data = &state;
+    uv_signal_start(
+        sig,
+        [](uv_signal_t* h, int signum) {
+          auto& s = *static_cast<ServeState*>(h->data);
+          if (signum == SIGHUP) {
+            if (!s.options->nodesFile.empty() || !s.options->podsFile.empty()) reloadFiles(s);
+            return;
+          }
+          stopAll(s);
+        },
+        signum);
+  }
+
+  std::fprintf(stderr, "fleetsched %s: serving on http://%s:%u%s with %zu profile(s), scheduling against %s\n",
+               "serve", serverConfig.host.c_str(), server.port(), serverConfig.urlPrefix.c_str(),
+               config->profiles().size(), source.c_str());
+  uv_run(loop, UV_RUN_DEFAULT);
+  if (o.profile) {
+    std::string summary;
+    metrics.renderSummary(summary);
+    std::fputs(summary.c_str(), stderr);
+  }
+  return 0;
+}
+
+}  // namespace fleetsched::cmd

@@ -1,0 +1,32 @@
+// `fleetsched serve`: the extender server.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace fleetsched::cmd {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8888";
+  std::string urlPrefix;
+  std::string configFile;
+  std::string nodesFile;
+  std::string podsFile;
+  bool demoFleet = false;
+  std::string kubeconfig;
+  std::string context;
+  bool inCluster = false;
+  bool bind = false;
+  uint64_t maxBodyBytes = 0;  // 0: the engine's default
+  uint32_t maxConnections = 0;
+  uint32_t traceEvery = 0;
+  bool profile = false;
+  uint32_t auditIntervalSec = 60;
+};
+
+CLI::App* addServeCommand(CLI::App& app, ServeOptions& options);
+int runServe(const ServeOptions& options);
+
+}  // namespace fleetsched::cmd

@@ -1,0 +1,314 @@
+#include "engine/extender_service.h"
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "codec/encoder.h"
+#include "engine/ingest.h"
+#include "plugins/annotations.h"
+#include "plugins/zone/zone_plugin.h"
+
+namespace fleetsched::engine {
+namespace {
+
+constexpr std::string_view kUnknownNode = "node not found in fleetsched's cache";
+constexpr size_t kRememberedPods = 8192;
+constexpr auto kReservationTtl = std::chrono::seconds(60);
+constexpr std::string_view kNoBinder =
+    "fleetsched does not bind here: start it with --bind and an API server (--kubeconfig or --in-cluster)";
+
+// Copies what the cache knows about a node (use, reservations, zone id) onto a record built
+// from a request's Node object.
+void overlayKnown(const plugins::NodeInfo& known, plugins::NodeInfo& n) {
+  n.id = known.id;
+  n.zone = known.zone;
+  n.usedMilliCpu = known.usedMilliCpu;
+  n.usedMemory = known.usedMemory;
+  n.usedPods = known.usedPods;
+  if (known.gpuCount == n.gpuCount) n.gpuUsedMilli = known.gpuUsedMilli;
+  for (uint8_t i = 0; i < n.scalarCount; ++i) {
+    if (const plugins::ScalarResource* s = known.scalar(n.scalars[i].name)) n.scalars[i].used = s->used;
+  }
+}
+
+}  // namespace
+
+ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& config, Metrics& metrics,
+                                 ServiceOptions options)
+    : cache_(cache),
+      reader_(cache),
+      config_(config),
+      options_(options),
+      builder_(cache.config()) {
+  const char* help = "Time spent per request phase";
+  parse_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "parse"}});
+  decide_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "decide"}});
+  encode_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "encode"}});
+  decodeErrors_ = &metrics.counter("decode_errors_total", "Extender requests whose body could not be decoded");
+  unknownNodes_ = &metrics.counter("unknown_nodes_total", "Node names in requests that the cache does not know");
+}
+
+ExtenderService::~ExtenderService() = default;
+
+void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
+  // One snapshot for the whole batch: every request of the turn sees the same cluster.
+  cache::Snapshot snap = reader_.acquire();
+  for (ExtenderRequest* req : batch) {
+    req->status = 200;
+    req->response.clear();
+    switch (req->verb) {
+      case Verb::Filter:
+        filter(*req, snap);
+        break;
+      case Verb::Prioritize:
+        prioritize(*req, snap);
+        break;
+      case Verb::Preempt:
+        preempt(*req, snap);
+        break;
+      case Verb::Bind:
+        bind(*req, snap);
+        break;
+    }
+  }
+}
+
+void ExtenderService::badRequest(ExtenderRequest& req) {
+  decodeErrors_->inc();
+  req.status = decoder_.error() == codec::DecodeError::TooLarge ? 413 : 400;
+  req.response = std::string(verbName(req.verb)) + ": " + decoder_.errorMessage() + "\n";
+}
+
+bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
+  if (!decoder_.decodeExtenderArgs(req.body, args_)) {
+    badRequest(req);
+    return false;
+  }
+  nodes_.clear();
+  inputIndex_.clear();
+  unknown_.clear();
+  if (args_.mode() == codec::NodesMode::NodeNames) {
+    for (uint32_t i = 0; i < args_.nodeNames.size(); ++i) {
+      if (const plugins::NodeInfo* n = snap.find(args_.nodeNames[i])) {
+        nodes_.push_back(n);
+        inputIndex_.push_back(i);
+      } else {
+        unknown_.push_back(args_.nodeNames[i]);
+      }
+    }
+  } else {
+    requestNodes_.resize(args_.nodes.size());
+    for (uint32_t i = 0; i < args_.nodes.size(); ++i) {
+      const codec::Node& src = args_.nodes[i];
+      plugins::NodeInfo& n = requestNodes_[i];
+      n = plugins::NodeInfo{};
+      builder_.build(src, n);
+      n.name = src.name;
+      n.labels = &src.labels;
+      n.taints = &src.taints;
+      if (const plugins::NodeInfo* known = snap.find(src.name)) {
+        overlayKnown(*known, n);
+      } else {
+        // Zone ids are the cache's; a node it has never seen has no pods it could count.
+        n.zone = 0;
+      }
+      nodes_.push_back(&n);
+      inputIndex_.push_back(i);
+    }
+  }
+  unknownNodes_->inc(unknown_.size());
+  return true;
+}
+
+void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
+  const uint64_t t0 = uv_hrtime();
+  if (!decodeArgs(req, snap)) return;
+  const uint64_t parsed = uv_hrtime();
+
+  remember(args_.pod);
+  const plugins::Profile& profile = config_.profileFor(args_.pod);
+  statuses_.assign(nodes_.size(), plugins::Status{});
+  profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+
+  codec::FilterResult& r = filterResult_;
+  r.mode = args_.mode();
+  r.nodeNames.clear();
+  r.nodesRaw.clear();
+  r.failedNodes.clear();
+  r.failedAndUnresolvableNodes.clear();
+  r.error = {};
+  const bool names = r.mode == codec::NodesMode::NodeNames;
+  for (uint32_t i : scratch_.feasibleIndex()) {
+    if (names) {
+      r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
+    } else {
+      r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
+    }
+  }
+  for (size_t i = 0; i < statuses_.size(); ++i) {
+    const plugins::Status& s = statuses_[i];
+    if (s.ok()) continue;
+    codec::FailedNode f{nodes_[i]->name, s.reason};
+    if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
+      r.failedAndUnresolvableNodes.push_back(f);
+    } else {
+      r.failedNodes.push_back(f);
+    }
+  }
+  for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+  const uint64_t decided = uv_hrtime();
+
+  codec::encodeFilterResult(r, req.response);
+  trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+}
+
+void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
+  const uint64_t t0 = uv_hrtime();
+  if (!decodeArgs(req, snap)) return;
+  const uint64_t parsed = uv_hrtime();
+
+  const plugins::Profile& profile = config_.profileFor(args_.pod);
+  statuses_.assign(nodes_.size(), plugins::Status{});
+  // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
+  // the rest scores 0.
+  plugins::NodeSpan feasible = profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+  scores_.assign(nodes_.size(), 0);
+  if (!feasible.empty()) {
+    // extenderScores reuses the scratch, so keep the feasible positions first.
+    inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
+    feasibleNodes_.assign(feasible.begin(), feasible.end());
+    feasibleScores_.assign(feasibleNodes_.size(), 0);
+    profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
+    for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
+  }
+  priorities_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
+  for (std::string_view name : unknown_) priorities_.push_back({name, 0});
+  const uint64_t decided = uv_hrtime();
+
+  codec::encodeHostPriorityList(priorities_, req.response);
+  trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+}
+
+void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap) {
+  (void)snap;
+  const uint64_t t0 = uv_hrtime();
+  if (!decoder_.decodePreemptionArgs(req.body, preemptArgs_)) {
+    badRequest(req);
+    return;
+  }
+  const uint64_t parsed = uv_hrtime();
+  // kube-scheduler has already chosen victims that make the pod fit by its own accounting and
+  // ordered them by decreasing priority. Keep them; a node offered without victims cannot be
+  // returned (kube-scheduler rejects a kept node with none).
+  auto& victims = preemptArgs_.hasMetaVictims ? preemptArgs_.nodeNameToMetaVictims : preemptArgs_.nodeNameToVictims;
+  std::erase_if(victims, [](const codec::NodeVictims& v) { return v.uids.empty(); });
+  const uint64_t decided = uv_hrtime();
+  codec::encodePreemptionResult(victims, req.response);
+  trace(req, preemptArgs_.pod, t0, parsed, decided, uv_hrtime());
+}
+
+void ExtenderService::remember(const codec::Pod& pod) {
+  if (ingestor_ == nullptr || pod.uid.empty()) return;
+  std::string uid(pod.uid);
+  auto it = remembered_.find(uid);
+  if (it != remembered_.end()) {
+    it->second->assign(pod);  // the pod may have changed since
+    return;
+  }
+  if (remembered_.size() >= kRememberedPods) {
+    remembered_.erase(rememberedOrder_.front());
+    rememberedOrder_.pop_front();
+  }
+  rememberedOrder_.push_back(uid);
+  remembered_.emplace(std::move(uid), std::make_unique<OwnedPod>(pod));
+}
+
+void ExtenderService::bind(ExtenderRequest& req, const cache::Snapshot& snap) {
+  if (!decoder_.decodeBindingArgs(req.body, bindArgs_)) {
+    badRequest(req);
+    return;
+  }
+  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, snap);
+  if (req.deferred) return;
+  codec::encodeBindingResult(error, req.response);
+}
+
+std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapshot& snap) {
+  const codec::BindingArgs& a = bindArgs_;
+  std::string who = std::string(a.podNamespace) + "/" + std::string(a.podName);
+  auto it = remembered_.find(std::string(a.podUid));
+  if (it == remembered_.end()) {
+    return "pod " + who + " was not filtered by fleetsched, so it cannot choose its GPUs; retrying will filter it";
+  }
+  const codec::Pod& pod = it->second->pod();
+  const plugins::NodeInfo* node = snap.find(a.node);
+  if (node == nullptr) return "node " + std::string(a.node) + " not found in fleetsched's cache";
+
+  // The node was feasible when filtered; re-check against what was reserved since.
+  const plugins::Profile& profile = config_.profileFor(pod);
+  const plugins::NodeInfo* one[1] = {node};
+  statuses_.assign(1, plugins::Status{});
+  profile.runFilter(pod, state_, snap, plugins::NodeSpan(one, 1), statuses_, scratch_);
+  if (!statuses_[0].ok()) return "node " + std::string(a.node) + " no longer fits pod " + who + ": " + std::string(statuses_[0].reason);
+  plugins::GpuAssignment gpus;
+  if (!profile.selectGpus(state_, *node, gpus)) return "no GPUs left for pod " + who + " on node " + std::string(a.node);
+
+  const plugins::PodInfo& info = state_.pod;
+  std::string workload;
+  cache::ReservationRequest r;
+  r.podUid = a.podUid;
+  r.node = a.node;
+  r.milliCpu = info.milliCpu;
+  r.memory = info.memory;
+  r.gpuResource = info.gpuResource;
+  r.gpuAmount = info.gpuCount;
+  r.gpus = gpus;
+  if (plugins::zone::workloadKey(pod, cache_.config().workloadLabels, workload)) r.workload = workload;
+  r.ttl = kReservationTtl;
+  cache::ReserveResult reserved = cache_.reserve(r, cache::Clock::now());
+  if (reserved == cache::ReserveResult::UnknownNode) return "node " + std::string(a.node) + " vanished from fleetsched's cache";
+
+  BindingRequest b;
+  b.podNamespace = a.podNamespace;
+  b.podName = a.podName;
+  b.podUid = a.podUid;
+  b.node = a.node;
+  if (gpus.count > 0) {
+    std::string index;
+    for (uint8_t i = 0; i < gpus.count; ++i) {
+      if (i) index.push_back('-');
+      index += std::to_string(gpus.index[i]);
+    }
+    b.annotations.emplace_back(plugins::annotations::kGpuIndex, std::move(index));
+    b.annotations.emplace_back(plugins::annotations::kAssumeTime, std::to_string(uv_hrtime()));
+  }
+  req.deferred = true;
+  std::string uid(a.podUid);
+  ingestor_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {
+    if (!error.empty() && reserved != cache::ReserveResult::AlreadyBound) cache_.unreserve(uid);
+    codec::encodeBindingResult(error, req.response);
+    req.complete(&req);
+  });
+  return {};
+}
+
+void ExtenderService::trace(const ExtenderRequest& req, const codec::Pod& pod, uint64_t t0, uint64_t parsed,
+                            uint64_t decided, uint64_t encoded) {
+  parse_->observeNanos(parsed - t0);
+  decide_->observeNanos(decided - parsed);
+  encode_->observeNanos(encoded - decided);
+  ++requests_;
+  if (options_.traceEvery != 0 && requests_ % options_.traceEvery == 0) {
+    std::fprintf(stderr,
+                 "trace %s pod=%.*s/%.*s nodes=%zu unknown=%zu parse=%.1fus decide=%.1fus encode=%.1fus bytes=%zu\n",
+                 std::string(verbName(req.verb)).c_str(), static_cast<int>(pod.namespace_.size()),
+                 pod.namespace_.data(), static_cast<int>(pod.name.size()), pod.name.data(),
+                 nodes_.size(), unknown_.size(), (parsed - t0) / 1e3, (decided - parsed) / 1e3,
+                 (encoded - decided) / 1e3, req.response.size());
+  }
+}
+
+}  // namespace fleetsched::engine

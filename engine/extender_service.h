@@ -1,0 +1,121 @@
+// ExtenderService: the extender verbs behind the reactor. One batch = one cache snapshot; each
+// request is decoded in place (codec), run through the pod's profile (plugins) against the
+// snapshot's nodes, and encoded as Go's encoding/json would (codec).
+//
+//   NodeNames mode  names are looked up in the snapshot; a name the cache does not know is
+//                   reported in FailedNodes, never dropped.
+//   Nodes mode      each request node is turned into a NodeInfo; what the cache knows about a
+//                   node of that name (pods bound, reservations, zone) is carried over, so
+//                   accounting is the same in both modes. The reply echoes the input objects'
+//                   bytes.
+//
+// Outcomes go back as HTTP 200 (kube-scheduler treats anything else as an outage); only an
+// undecodable body gets 400 (413 when over the decoder's limit).
+//
+// Bind (with enableBinding): the pod is the one remembered from its last filter/prioritize
+// call; fleetsched re-checks the node against the current snapshot, picks the GPUs (the
+// profile's selectGpus), reserves them in the cache so the next pod sees them at once, and
+// posts the Binding (carrying the fleetsched.io/gpu-index annotation) from the ingestion
+// thread; the reply is deferred until kube-apiserver answers. A failed Binding releases the
+// reservation; otherwise the watch event showing the pod bound confirms it. Without
+// enableBinding the verb answers an Error saying how to enable it.
+//
+// Everything runs on the reactor thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/cache.h"
+#include "cache/node_builder.h"
+#include "codec/decoder.h"
+#include "codec/extender.h"
+#include "engine/handler.h"
+#include "engine/metrics.h"
+#include "engine/owned_pod.h"
+#include "plugins/config.h"
+#include "plugins/profile.h"
+
+namespace fleetsched::engine {
+
+class Ingestor;
+
+struct ServiceOptions {
+  // Print one line per N requests with per-phase timings (0: off).
+  uint32_t traceEvery = 0;
+};
+
+class ExtenderService : public BatchHandler {
+ public:
+  ExtenderService(cache::Cache& cache, const plugins::Config& config, Metrics& metrics,
+                  ServiceOptions options = {});
+  ~ExtenderService() override;
+
+  void handleBatch(std::span<ExtenderRequest*> batch) override;
+  bool ready() const override { return !readyCheck_ || readyCheck_(); }
+
+  // /readyz follows `check` (e.g. the watch's initial sync); ready by default.
+  void setReadyCheck(std::function<bool()> check) { readyCheck_ = std::move(check); }
+  // Serves bind through `ingestor`, which must outlive every bind in flight.
+  void enableBinding(Ingestor* ingestor) { ingestor_ = ingestor; }
+
+ private:
+  void filter(ExtenderRequest& req, const cache::Snapshot& snap);
+  void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
+  void preempt(ExtenderRequest& req, const cache::Snapshot& snap);
+  void bind(ExtenderRequest& req, const cache::Snapshot& snap);
+  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_).
+  // Returns false after filling a 400/413 response.
+  bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
+  void badRequest(ExtenderRequest& req);
+  void remember(const codec::Pod& pod);
+  // Reserves and posts the Binding; returns an error text when it cannot start.
+  std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap);
+  void trace(const ExtenderRequest& req, const codec::Pod& pod, uint64_t t0, uint64_t parsed, uint64_t decided,
+             uint64_t encoded);
+
+  cache::Cache& cache_;
+  cache::Reader reader_;
+  const plugins::Config& config_;
+  ServiceOptions options_;
+  Ingestor* ingestor_ = nullptr;
+  std::function<bool()> readyCheck_;
+  // Pods seen by filter/prioritize while binding is on, by UID, oldest evicted first.
+  std::unordered_map<std::string, std::unique_ptr<OwnedPod>> remembered_;
+  std::deque<std::string> rememberedOrder_;
+
+  // Per-request scratch, reused across requests (the reactor is single-threaded).
+  codec::Decoder decoder_;
+  codec::ExtenderArgs args_;
+  codec::BindingArgs bindArgs_;
+  codec::PreemptionArgs preemptArgs_;
+  codec::FilterResult filterResult_;
+  std::vector<codec::HostPriority> priorities_;
+  std::vector<const plugins::NodeInfo*> nodes_;
+  std::vector<uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
+  std::vector<std::string_view> unknown_;
+  std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
+  std::vector<plugins::Status> statuses_;
+  std::vector<int32_t> scores_;
+  std::vector<uint32_t> inputIndexFeasible_;
+  std::vector<const plugins::NodeInfo*> feasibleNodes_;
+  std::vector<int32_t> feasibleScores_;
+  cache::NodeBuilder builder_;
+  plugins::CycleState state_;
+  plugins::ProfileScratch scratch_;
+  uint64_t requests_ = 0;
+
+  Histogram* parse_;
+  Histogram* decide_;
+  Histogram* encode_;
+  Counter* decodeErrors_;
+  Counter* unknownNodes_;
+};
+
+}  // namespace fleetsched::engine

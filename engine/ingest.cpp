@@ -1,0 +1,541 @@
+#include "engine/ingest.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <unordered_set>
+
+#include "apiclient/curl_transport.h"
+#include "apiclient/kube_config.h"
+#include "apiclient/reflector.h"
+#include "cache/file_source.h"
+#include "codec/decoder.h"
+#include "codec/json_writer.h"
+
+namespace fleetsched::engine {
+namespace {
+
+using apiclient::ListPageInfo;
+using apiclient::WatchEventInfo;
+
+constexpr uint64_t kStatsIntervalMs = 1000;
+constexpr uint64_t kTokenReloadMs = 60'000;
+constexpr uint32_t kBindTimeoutMs = 10'000;
+// Pods that hold nothing are not worth a watch event each.
+constexpr std::string_view kActivePods = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
+
+// Timers on the ingestion loop for the reflectors' backoff and deferred work.
+class UvScheduler final : public apiclient::Scheduler {
+ public:
+  explicit UvScheduler(uv_loop_t* loop) : loop_(loop) {}
+  ~UvScheduler() override { closeAll(); }
+
+  void after(uint32_t delayMs, std::function<void()> fn) override {
+    auto* t = new Timer{{}, std::move(fn), this};
+    uv_timer_init(loop_, &t->timer);
+    t->timer.data = t;
+    live_.insert(t);
+    uv_timer_start(
+        &t->timer,
+        [](uv_timer_t* h) {
+          auto* t = static_cast<Timer*>(h->data);
+          std::function<void()> fn = std::move(t->fn);
+          t->owner->release(t);
+          fn();
+        },
+        delayMs, 0);
+  }
+  uint64_t nowMs() const override { return uv_now(loop_); }
+
+  void closeAll() {
+    std::unordered_set<Timer*> live;
+    live.swap(live_);
+    for (Timer* t : live) close(t);
+  }
+
+ private:
+  struct Timer {
+    uv_timer_t timer;
+    std::function<void()> fn;
+    UvScheduler* owner;
+  };
+  void release(Timer* t) {
+    live_.erase(t);
+    close(t);
+  }
+  static void close(Timer* t) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&t->timer), [](uv_handle_t* h) { delete static_cast<Timer*>(h->data); });
+  }
+
+  uv_loop_t* loop_;
+  std::unordered_set<Timer*> live_;
+};
+
+// Decodes one kind's list pages and watch events and applies them to the cache, publishing
+// once per flush. Tracks the keys it has applied so a relist can delete what vanished.
+class CacheSink final : public apiclient::ReflectorSink {
+ public:
+  CacheSink(cache::Cache& cache, codec::ObjectKind kind)
+      : cache_(cache), kind_(kind), decoder_(cache::kMaxClusterFileBytes) {}
+
+  void beginRelist() override {
+    seen_.clear();
+    relisting_ = true;
+  }
+
+  ListPageInfo applyListPage(std::string_view body) override {
+    ListPageInfo info;
+    bool ok = kind_ == codec::ObjectKind::Node ? decoder_.decodeNodeList(body, nodes_) : decoder_.decodePodList(body, pods_);
+    if (!ok) {
+      info.error = decoder_.errorMessage();
+      return info;
+    }
+    cache::Cache::Writer& w = writer();
+    if (kind_ == codec::ObjectKind::Node) {
+      for (const codec::Node& n : nodes_.items) {
+        w.upsertNode(n);
+        note(n.name);
+      }
+      info.resourceVersion = std::string(nodes_.resourceVersion);
+      info.continueToken = std::string(nodes_.continueToken);
+    } else {
+      for (const codec::Pod& p : pods_.items) {
+        w.upsertPod(p);
+        note(p.uid);
+      }
+      info.resourceVersion = std::string(pods_.resourceVersion);
+      info.continueToken = std::string(pods_.continueToken);
+    }
+    info.ok = true;
+    return info;
+  }
+
+  void endRelist() override {
+    cache::Cache::Writer& w = writer();
+    for (auto it = known_.begin(); it != known_.end();) {
+      if (seen_.count(*it) != 0) {
+        ++it;
+        continue;
+      }
+      if (kind_ == codec::ObjectKind::Node) {
+        w.deleteNode(*it);
+      } else {
+        w.deletePod(*it);
+      }
+      it = known_.erase(it);
+    }
+    seen_.clear();
+    relisting_ = false;
+    flush();
+  }
+
+  void abortRelist() override {
+    seen_.clear();
+    relisting_ = false;
+  }
+
+  WatchEventInfo applyEvent(std::string_view line) override {
+    WatchEventInfo e;
+    if (!decoder_.decodeWatchEvent(line, kind_, event_)) {
+      e.type = WatchEventInfo::Type::Invalid;
+      e.reason = decoder_.errorMessage();
+      return e;
+    }
+    e.resourceVersion = std::string(event_.resourceVersion);
+    const bool node = kind_ == codec::ObjectKind::Node;
+    std::string_view key = node ? event_.node.name : event_.pod.uid;
+    switch (event_.type) {
+      case codec::WatchEventType::Added:
+      case codec::WatchEventType::Modified:
+        if (node) {
+          writer().upsertNode(event_.node);
+        } else {
+          writer().upsertPod(event_.pod);
+        }
+        note(key);
+        e.type = event_.type == codec::WatchEventType::Added ? WatchEventInfo::Type::Added
+                                                            : WatchEventInfo::Type::Modified;
+        break;
+      case codec::WatchEventType::Deleted:
+        if (node) {
+          writer().deleteNode(key);
+        } else {
+          writer().deletePod(key);
+        }
+        known_.erase(std::string(key));
+        e.type = WatchEventInfo::Type::Deleted;
+        break;
+      case codec::WatchEventType::Bookmark:
+        e.type = WatchEventInfo::Type::Bookmark;
+        e.initialEventsEnd = event_.initialEventsEnd;
+        break;
+      case codec::WatchEventType::Error:
+        e.type = WatchEventInfo::Type::Error;
+        e.code = event_.status.code;
+        e.reason = std::string(event_.status.reason);
+        e.message = std::string(event_.status.message);
+        break;
+    }
+    return e;
+  }
+
+  void flush() override { writer_.reset(); }  // a Writer publishes when it goes away
+
+ private:
+  cache::Cache::Writer& writer() {
+    if (!writer_) writer_.emplace(cache_.write());
+    return *writer_;
+  }
+  void note(std::string_view key) {
+    std::string k(key);
+    if (relisting_) seen_.insert(k);
+    known_.insert(std::move(k));
+  }
+
+  cache::Cache& cache_;
+  codec::ObjectKind kind_;
+  codec::Decoder decoder_;
+  codec::NodeList nodes_;
+  codec::PodList pods_;
+  codec::WatchEvent event_;
+  std::optional<cache::Cache::Writer> writer_;
+  std::unordered_set<std::string> known_;
+  std::unordered_set<std::string> seen_;
+  bool relisting_ = false;
+};
+
+std::string rfc3339Now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The message of a metav1.Status body, or the body itself when it is not one.
+std::string statusMessage(const std::string& body) {
+  auto k = body.find("\"message\":\"");
+  if (k == std::string::npos) return body.substr(0, 200);
+  k += 11;
+  std::string out;
+  for (size_t i = k; i < body.size() && body[i] != '"'; ++i) {
+    if (body[i] == '\\' && i + 1 < body.size()) ++i;
+    out.push_back(body[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+// The loop is a base so it is initialised before the members that register handles on it.
+struct UvLoop {
+  UvLoop() { uv_loop_init(&loop); }
+  uv_loop_t loop{};
+};
+
+struct Ingestor::Loop : UvLoop {
+  Loop(Ingestor& owner, apiclient::ClusterConfig config)
+      : owner(owner),
+        transport(&loop, std::move(config)),
+        scheduler(&loop),
+        nodeSink(owner.cache_, codec::ObjectKind::Node),
+        podSink(owner.cache_, codec::ObjectKind::Pod),
+        nodes(reflectorConfig("nodes", "/api/v1/nodes", "", owner.options_), transport, scheduler, nodeSink),
+        pods(reflectorConfig("pods", "/api/v1/pods", std::string(kActivePods), owner.options_), transport, scheduler,
+             podSink) {}
+
+  static apiclient::ReflectorConfig reflectorConfig(std::string resource, std::string path, std::string selector,
+                                                    const IngestOptions& o) {
+    apiclient::ReflectorConfig c;
+    c.resource = std::move(resource);
+    c.path = std::move(path);
+    c.fieldSelector = std::move(selector);
+    c.pageSize = o.pageSize;
+    c.streamingList = o.streamingList;
+    return c;
+  }
+
+  struct Gauges {
+    Gauge* lag;
+    Counter* relists;
+    Counter* failures;
+    std::array<Counter*, 4> events;
+    uint64_t seenRelists = 0, seenFailures = 0;
+    std::array<uint64_t, 4> seenEvents{};
+  };
+
+  void registerMetrics(Metrics& m) {
+    auto make = [&m](const char* resource) {
+      Gauges g{};
+      g.lag = &m.gauge("watch_lag_seconds", "Seconds since the last watch event or bookmark", {{"resource", resource}});
+      g.relists = &m.counter("relists_total", "Full resyncs (initial list included)", {{"resource", resource}});
+      g.failures = &m.counter("watch_failures_total", "Failed list/watch exchanges (each retried with backoff)",
+                              {{"resource", resource}});
+      const char* types[4] = {"added", "modified", "deleted", "bookmark"};
+      for (int i = 0; i < 4; ++i) {
+        g.events[i] = &m.counter("watch_events_total", "Watch events applied", {{"resource", resource}, {"type", types[i]}});
+      }
+      return g;
+    };
+    nodeGauges = make("nodes");
+    podGauges = make("pods");
+  }
+
+  void updateMetrics() {
+    auto update = [this](const apiclient::ReflectorStats& s, Gauges& g) {
+      uint64_t last = s.lastEventMs.load(std::memory_order_relaxed);
+      g.lag->set(last == 0 ? 0.0 : static_cast<double>(uv_now(&loop) - last) / 1000.0);
+      uint64_t r = s.relists.load(std::memory_order_relaxed);
+      g.relists->inc(r - g.seenRelists);
+      g.seenRelists = r;
+      uint64_t f = s.failures.load(std::memory_order_relaxed);
+      g.failures->inc(f - g.seenFailures);
+      g.seenFailures = f;
+      for (int i = 0; i < 4; ++i) {
+        uint64_t e = s.events[i].load(std::memory_order_relaxed);
+        g.events[i]->inc(e - g.seenEvents[i]);
+        g.seenEvents[i] = e;
+      }
+    };
+    update(nodes.stats(), nodeGauges);
+    update(pods.stats(), podGauges);
+    bool synced = nodes.stats().synced.load(std::memory_order_acquire) &&
+                  pods.stats().synced.load(std::memory_order_acquire);
+    if (synced && !owner.synced_.load(std::memory_order_relaxed)) {
+      std::fprintf(stderr, "fleetsched: initial sync done: %llu nodes, %llu pods\n",
+                   static_cast<unsigned long long>(owner.cache_.stats().nodes),
+                   static_cast<unsigned long long>(owner.cache_.stats().boundPods));
+    }
+    owner.synced_.store(synced, std::memory_order_release);
+    sinceTokenReload += kStatsIntervalMs;
+    if (sinceTokenReload >= kTokenReloadMs) {
+      sinceTokenReload = 0;
+      std::string err;
+      if (!transport.reloadToken(err)) std::fprintf(stderr, "fleetsched: %s\n", err.c_str());
+    }
+  }
+
+  Ingestor& owner;
+  uv_async_t async{};
+  uv_timer_t stats{};
+  std::mutex mutex;
+  std::vector<std::function<void()>> queue;
+  apiclient::CurlTransport transport;
+  UvScheduler scheduler;
+  CacheSink nodeSink;
+  CacheSink podSink;
+  apiclient::Reflector nodes;
+  apiclient::Reflector pods;
+  Gauges nodeGauges{};
+  Gauges podGauges{};
+  cache::Reader reader{owner.cache_};
+  codec::Decoder auditDecoder{cache::kMaxClusterFileBytes};
+  uint64_t sinceTokenReload = 0;
+};
+
+Ingestor::Ingestor(cache::Cache& cache, Metrics& metrics, IngestOptions options)
+    : cache_(cache), metrics_(metrics), options_(std::move(options)) {}
+
+Ingestor::~Ingestor() { stop(); }
+
+bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
+  apiclient::ClusterConfig config;
+  bool ok = options_.inCluster ? apiclient::inClusterConfig(config, error)
+                               : apiclient::loadKubeconfig(options_.kubeconfig, options_.context, config, error);
+  if (!ok) return false;
+  server_ = config.server;
+
+  reactorAsync_ = new uv_async_t;
+  reactorAsync_->data = this;
+  uv_async_init(reactor, reactorAsync_, [](uv_async_t* h) {
+    auto* self = static_cast<Ingestor*>(h->data);
+    std::vector<std::function<void()>> work;
+    {
+      std::lock_guard<std::mutex> lock(self->reactorMutex_);
+      work.swap(self->reactorQueue_);
+    }
+    for (auto& fn : work) fn();
+  });
+
+  // The loop's handles are created here, before the thread runs it; from then on only the
+  // ingestion thread touches them (uv_async_send is the one thread-safe entry).
+  loop_ = std::make_unique<Loop>(*this, std::move(config));
+  Loop* l = loop_.get();
+  l->registerMetrics(metrics_);
+  l->async.data = l;
+  uv_async_init(&l->loop, &l->async, [](uv_async_t* h) {
+    auto* l = static_cast<Loop*>(h->data);
+    std::vector<std::function<void()>> work;
+    {
+      std::lock_guard<std::mutex> lock(l->mutex);
+      work.swap(l->queue);
+    }
+    for (auto& fn : work) fn();
+  });
+  uv_timer_init(&l->loop, &l->stats);
+  l->stats.data = l;
+  uv_timer_start(
+      &l->stats, [](uv_timer_t* t) { static_cast<Loop*>(t->data)->updateMetrics(); }, kStatsIntervalMs,
+      kStatsIntervalMs);
+  l->nodes.start();
+  l->pods.start();
+  thread_ = std::thread([l] { uv_run(&l->loop, UV_RUN_DEFAULT); });
+  return true;
+}
+
+void Ingestor::stop() {
+  if (!loop_) return;
+  Loop* l = loop_.get();
+  runOnIngest([l] {
+    l->nodes.stop();
+    l->pods.stop();
+    l->transport.close();
+    l->scheduler.closeAll();
+    uv_timer_stop(&l->stats);
+    uv_close(reinterpret_cast<uv_handle_t*>(&l->stats), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&l->async), nullptr);
+  });
+  if (thread_.joinable()) thread_.join();
+  uv_loop_close(&l->loop);
+  loop_.reset();
+  if (reactorAsync_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(reactorAsync_), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+    reactorAsync_ = nullptr;
+  }
+}
+
+void Ingestor::runOnIngest(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(loop_->mutex);
+    loop_->queue.push_back(std::move(fn));
+  }
+  uv_async_send(&loop_->async);
+}
+
+void Ingestor::runOnReactor(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(reactorMutex_);
+    reactorQueue_.push_back(std::move(fn));
+  }
+  uv_async_send(reactorAsync_);
+}
+
+void Ingestor::postBinding(BindingRequest req, std::function<void(std::string error)> done) {
+  std::string body;
+  {
+    codec::JsonWriter w(body);
+    w.raw(R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)");
+    w.string(req.podName);
+    w.raw(R"(,"namespace":)");
+    w.string(req.podNamespace);
+    w.raw(R"(,"uid":)");
+    w.string(req.podUid);
+    w.raw(R"(,"annotations":{)");
+    for (size_t i = 0; i < req.annotations.size(); ++i) {
+      if (i) w.ch(',');
+      w.string(req.annotations[i].first);
+      w.ch(':');
+      w.string(req.annotations[i].second);
+    }
+    w.raw(R"(}},"target":{"apiVersion":"v1","kind":"Node","name":)");
+    w.string(req.node);
+    w.raw("}}");
+  }
+  Loop* l = loop_.get();
+  auto shared = std::make_shared<BindingRequest>(std::move(req));
+  runOnIngest([this, l, shared, body = std::move(body), done = std::move(done)]() mutable {
+    apiclient::Request r;
+    r.method = "POST";
+    r.path = "/api/v1/namespaces/" + shared->podNamespace + "/pods/" + shared->podName + "/binding";
+    r.body = std::move(body);
+    r.timeoutMs = kBindTimeoutMs;
+    struct State {
+      int status = 0;
+      std::string body;
+    };
+    auto st = std::make_shared<State>();
+    apiclient::ResponseHandler h;
+    h.onStatus = [st](int s) { st->status = s; };
+    h.onData = [st](std::string_view c) { st->body.append(c); };
+    h.onDone = [this, l, st, shared, done](const std::string& err) {
+      std::string error;
+      if (!err.empty()) {
+        error = "binding " + shared->podNamespace + "/" + shared->podName + ": " + err;
+      } else if (st->status == 200 || st->status == 201) {
+        error.clear();
+      } else if (st->status == 409 &&
+                 st->body.find("already assigned to node \\\"" + shared->node + "\\\"") != std::string::npos) {
+        error.clear();  // an earlier attempt of ours went through
+      } else {
+        if (st->status == 401) {
+          std::string e;
+          l->transport.reloadToken(e);
+        }
+        error = "binding " + shared->podNamespace + "/" + shared->podName + " to " + shared->node + ": HTTP " +
+                std::to_string(st->status) + ": " + statusMessage(st->body);
+      }
+      if (!error.empty()) {
+        // Tell the user on the pod, as kube-scheduler's own binder does.
+        std::string ev;
+        {
+          codec::JsonWriter w(ev);
+          w.raw(R"({"apiVersion":"v1","kind":"Event","metadata":{"generateName":)");
+          w.string(shared->podName + ".");
+          w.raw(R"(,"namespace":)");
+          w.string(shared->podNamespace);
+          w.raw(R"(},"involvedObject":{"apiVersion":"v1","kind":"Pod","name":)");
+          w.string(shared->podName);
+          w.raw(R"(,"namespace":)");
+          w.string(shared->podNamespace);
+          w.raw(R"(,"uid":)");
+          w.string(shared->podUid);
+          w.raw(R"(},"reason":"FailedBinding","type":"Warning","message":)");
+          w.string(error);
+          w.raw(R"(,"source":{"component":"fleetsched"},"count":1,"firstTimestamp":)");
+          w.string(rfc3339Now());
+          w.raw(R"(,"lastTimestamp":)");
+          w.string(rfc3339Now());
+          w.ch('}');
+        }
+        apiclient::Request er;
+        er.method = "POST";
+        er.path = "/api/v1/namespaces/" + shared->podNamespace + "/events";
+        er.body = std::move(ev);
+        l->transport.start(std::move(er), apiclient::ResponseHandler{});
+      }
+      runOnReactor([done, error] { done(error); });
+    };
+    l->transport.start(std::move(r), std::move(h));
+  });
+}
+
+void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
+  Loop* l = loop_.get();
+  runOnIngest([this, l, done = std::move(done)]() mutable {
+    apiclient::Request r;
+    r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods);
+    r.timeoutMs = 120'000;
+    auto status = std::make_shared<int>(0);
+    auto body = std::make_shared<std::string>();
+    apiclient::ResponseHandler h;
+    h.onStatus = [status](int s) { *status = s; };
+    h.onData = [body](std::string_view c) { body->append(c); };
+    h.onDone = [this, l, status, body, done](const std::string& err) {
+      AuditResult result;
+      std::string error = err;
+      if (error.empty() && *status != 200) error = "pod list answered HTTP " + std::to_string(*status);
+      if (error.empty()) {
+        size_t n = body->size();
+        body->append(codec::kDecodePadding, '\0');
+        cache::Snapshot snap = l->reader.acquire();
+        engine::audit(snap, cache_, true, std::string_view(body->data(), n), l->auditDecoder, result, error);
+      }
+      runOnReactor([done, result = std::move(result), error]() mutable { done(std::move(result), error); });
+    };
+    l->transport.start(std::move(r), std::move(h));
+  });
+}
+
+}  // namespace fleetsched::engine

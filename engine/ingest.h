@@ -1,0 +1,92 @@
+// Ingestor: keeps the cache mirrored from kube-apiserver on a thread of its own, so decoding
+// and applying watch events never runs inside a request. It owns a libuv loop, a libcurl
+// transport, and two reflectors (nodes; pods that are not Succeeded/Failed) whose sinks decode
+// with codec and write to the cache in batches (one publish per network read or list page).
+//
+// The same loop performs the binder's API writes: postBinding() hands a Binding to the
+// ingestion thread and reports the outcome back on the reactor's loop.
+//
+// Threads: construct, start(), stop() and postBinding() on the reactor thread; synced() and
+// server() from any thread.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cache/cache.h"
+#include "engine/audit.h"
+#include "engine/metrics.h"
+
+namespace fleetsched::engine {
+
+struct IngestOptions {
+  std::string kubeconfig;  // empty with inCluster: the pod's service account
+  std::string context;
+  bool inCluster = false;
+  uint32_t pageSize = 500;
+  bool streamingList = true;
+};
+
+struct BindingRequest {
+  std::string podNamespace;
+  std::string podName;
+  std::string podUid;
+  std::string node;
+  std::vector<std::pair<std::string, std::string>> annotations;  // merged into the pod
+};
+
+class Ingestor {
+ public:
+  Ingestor(cache::Cache& cache, Metrics& metrics, IngestOptions options);
+  ~Ingestor();
+  Ingestor(const Ingestor&) = delete;
+  Ingestor& operator=(const Ingestor&) = delete;
+
+  // Reads the cluster configuration and starts the ingestion thread. `reactor` is the loop
+  // postBinding() answers on. Returns false with a one-line error.
+  bool start(uv_loop_t* reactor, std::string& error);
+  // Stops the thread and closes the reactor-side handle; pending bind callbacks are dropped.
+  void stop();
+
+  // Both kinds have completed an initial list.
+  bool synced() const { return synced_.load(std::memory_order_acquire); }
+  const std::string& server() const { return server_; }
+
+  // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
+  // pod) from the ingestion thread. `done(error)` runs on the reactor loop; error is empty on
+  // success, including when the pod is already bound to this node.
+  void postBinding(BindingRequest req, std::function<void(std::string error)> done);
+
+  // Audits the cache against a fresh pod list, read and compared on the ingestion thread;
+  // `done(result, error)` runs on the reactor loop.
+  void audit(std::function<void(AuditResult result, std::string error)> done);
+
+  struct Loop;
+
+ private:
+  void runOnIngest(std::function<void()> fn);
+  void runOnReactor(std::function<void()> fn);
+
+  cache::Cache& cache_;
+  Metrics& metrics_;
+  IngestOptions options_;
+  std::string server_;
+  std::atomic<bool> synced_{false};
+
+  std::unique_ptr<Loop> loop_;  // lives on the ingestion thread
+  std::thread thread_;
+
+  uv_async_t* reactorAsync_ = nullptr;
+  std::mutex reactorMutex_;
+  std::vector<std::function<void()>> reactorQueue_;
+};
+
+}  // namespace fleetsched::engine
