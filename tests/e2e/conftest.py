@@ -4,6 +4,7 @@ Environment:
   FLEETSCHED_E2E_EXTENDER  "fleetsched" (default) or "stub" (accept-everything
                            stand-in, for checking the control plane alone)
   FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
+  FLEETSCHED_E2E_CONFIG    profile YAML passed to fleetsched as --config (default: built-in)
   FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
   FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
 The component binaries come from build-components.sh (run it first; run.sh does).
@@ -66,10 +67,11 @@ def _extenderChoice() -> Extender:
     if not os.access(binary, os.X_OK):
         raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
                                 "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
-    return Extender("fleetsched", [binary, "serve", "--listen", "127.0.0.1:{port}",
-                                   "--url-prefix", "/scheduler",
-                                   "--nodes", "{workdir}/nodes.json",
-                                   "--pods", "{workdir}/pods.json"])
+    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler",
+            "--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
+    if os.environ.get("FLEETSCHED_E2E_CONFIG"):
+        argv += ["--config", os.path.abspath(os.environ["FLEETSCHED_E2E_CONFIG"])]
+    return Extender("fleetsched", argv)
 
 
 class Cluster:
@@ -90,16 +92,18 @@ class Cluster:
         Until fleetsched watches kube-apiserver it only knows what these files
         say, so scenarios call this whenever bound pods must count.
         """
-        self.plane.dumpState()
+        nodesFile, podsFile = self.plane.dumpState()
         if self.stub:
             return
         proc = self.plane.extenderProcess
+        before = _reloadLines(proc)
         os.kill(proc.pid, signal.SIGHUP)
-        # A reload is a file read of a few KiB; give it a moment and make sure
-        # the process survived it and still answers.
-        time.sleep(0.3)
-        waitFor("fleetsched healthy after reload", lambda: _healthy(self.plane), timeout=10,
-                process=proc)
+        # fleetsched logs one line per reload ("fleetsched: reloaded N nodes, M pods"
+        # or "fleetsched: reload failed, ..."); wait for it instead of guessing.
+        lines = waitFor("fleetsched to log the reload", lambda: _reloadLines(proc)[len(before):],
+                        timeout=10, interval=0.05, process=proc)
+        if "reload failed" in lines[-1]:
+            raise HarnessError(f"fleetsched rejected {nodesFile} / {podsFile}: {lines[-1]}")
 
     def createPods(self, namespace: str, pods: list[dict], parallel: int = 16) -> None:
         """Creates pods concurrently, the way a burst from a controller arrives."""
@@ -137,9 +141,10 @@ class Cluster:
         return use
 
 
-def _healthy(plane: ControlPlane) -> bool:
-    from cluster import httpGetOk
-    return httpGetOk(f"http://127.0.0.1:{plane.extender.port}{plane.extender.healthPath}")
+def _reloadLines(proc) -> list[str]:
+    text = proc.logPath.read_text(errors="replace")
+    return [line for line in text.splitlines()
+            if line.startswith(("fleetsched: reloaded", "fleetsched: reload failed"))]
 
 
 def isBound(pod: dict) -> bool:
