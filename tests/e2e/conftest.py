@@ -5,6 +5,8 @@ Environment:
                            stand-in, for checking the control plane alone)
   FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
   FLEETSCHED_E2E_CONFIG    profile YAML passed to fleetsched as --config (default: built-in)
+  FLEETSCHED_E2E_SOURCE    "files" (default: --nodes/--pods files, SIGHUP after changes) or
+                           "watch" (--kubeconfig: fleetsched lists and watches kube-apiserver)
   FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
   FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
 The component binaries come from build-components.sh (run it first; run.sh does).
@@ -20,6 +22,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -54,6 +57,13 @@ def pytest_keyboard_interrupt(excinfo):
     _failed = True  # keep the logs of an interrupted run
 
 
+def _source() -> str:
+    source = os.environ.get("FLEETSCHED_E2E_SOURCE", "files")
+    if source not in ("files", "watch"):
+        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={source}: expected files or watch")
+    return source
+
+
 def _extenderChoice() -> Extender:
     kind = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched")
     if kind == "stub":
@@ -67,8 +77,11 @@ def _extenderChoice() -> Extender:
     if not os.access(binary, os.X_OK):
         raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
                                 "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
-    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler",
-            "--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
+    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler"]
+    if _source() == "files":
+        argv += ["--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
+    else:
+        argv += ["--kubeconfig", "{workdir}/kubeconfig"]
     if os.environ.get("FLEETSCHED_E2E_CONFIG"):
         argv += ["--config", os.path.abspath(os.environ["FLEETSCHED_E2E_CONFIG"])]
     return Extender("fleetsched", argv)
@@ -81,29 +94,72 @@ class Cluster:
         self.plane = plane
         self.kube = plane.kube
         self.stub = plane.extender.name == "stub-extender"
+        self.source = _source()
 
     def report(self, line: str) -> None:
         """A measurement for the end-of-run summary (timings, placements)."""
         _reportLines.append(line)
 
     def syncExtender(self) -> None:
-        """Feeds the file-fed fleetsched the cluster's current nodes and pods.
+        """Brings fleetsched's view up to the cluster's bound pods, and checks it.
 
-        Until fleetsched watches kube-apiserver it only knows what these files
-        say, so scenarios call this whenever bound pods must count.
+        File source: dump nodes and pods, SIGHUP, wait for the reload line.
+        Watch source: nothing to push. Either way, then wait until fleetsched's
+        /debug/nodes shows exactly the free GPUs and CPU the API's bound pods
+        leave, so every scenario also checks fleetsched's accounting.
         """
         nodesFile, podsFile = self.plane.dumpState()
         if self.stub:
             return
         proc = self.plane.extenderProcess
-        before = _reloadLines(proc)
-        os.kill(proc.pid, signal.SIGHUP)
-        # fleetsched logs one line per reload ("fleetsched: reloaded N nodes, M pods"
-        # or "fleetsched: reload failed, ..."); wait for it instead of guessing.
-        lines = waitFor("fleetsched to log the reload", lambda: _reloadLines(proc)[len(before):],
-                        timeout=10, interval=0.05, process=proc)
-        if "reload failed" in lines[-1]:
-            raise HarnessError(f"fleetsched rejected {nodesFile} / {podsFile}: {lines[-1]}")
+        if self.source == "files":
+            before = _reloadLines(proc)
+            os.kill(proc.pid, signal.SIGHUP)
+            # fleetsched logs one line per reload ("fleetsched: reloaded N nodes, M pods"
+            # or "fleetsched: reload failed, ..."); wait for it instead of guessing.
+            lines = waitFor("fleetsched to log the reload",
+                            lambda: _reloadLines(proc)[len(before):],
+                            timeout=10, interval=0.05, process=proc)
+            if "reload failed" in lines[-1]:
+                raise HarnessError(f"fleetsched rejected {nodesFile} / {podsFile}: {lines[-1]}")
+        expected = self.expectedFree()
+        last = {}
+
+        def matches():
+            last.clear()
+            last.update(self.fleetschedView())
+            return {n: (v["gpusFree"], v["milliCpuFree"]) for n, v in last.items()} == expected
+
+        try:
+            waitFor("fleetsched's free GPUs and CPU to match the bound pods", matches,
+                    timeout=15, interval=0.1, process=proc)
+        except HarnessError as e:
+            raise HarnessError(f"{e}\nexpected (gpus, millicpu) free: {expected}\n"
+                               f"fleetsched /debug/nodes: {last}") from None
+
+    def fleetschedView(self) -> dict[str, dict]:
+        """fleetsched's /debug/nodes: what its cache holds per node."""
+        port = self.plane.extender.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/nodes", timeout=5) as resp:
+            lines = resp.read().decode().splitlines()
+        view = {}
+        for line in lines[1:]:
+            name, zone, capacity, model, gpus, cpu = line.split("\t")
+            free, total = gpus.split("/")
+            view[name] = {"zone": zone, "capacity": capacity, "model": model,
+                          "gpusFree": int(free), "gpusTotal": int(total),
+                          "milliCpuFree": int(cpu)}
+        return view
+
+    def expectedFree(self) -> dict[str, tuple[int, int]]:
+        """(free GPUs, free milli-CPU) per node after the API's bound pods."""
+        free = {s.name: [s.gpus, 96000] for s in FLEET}
+        for p in self.kube.listPods():
+            node = p["spec"].get("nodeName")
+            if node:
+                free[node][0] -= podGpus(p)
+                free[node][1] -= podMilliCpu(p)
+        return {n: (g, c) for n, (g, c) in free.items()}
 
     def createPods(self, namespace: str, pods: list[dict], parallel: int = 16) -> None:
         """Creates pods concurrently, the way a burst from a controller arrives."""
@@ -156,6 +212,14 @@ def unschedulableMessage(pod: dict) -> str:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             return c.get("message") or c.get("reason") or "unschedulable"
     return ""
+
+
+def podMilliCpu(pod: dict) -> int:
+    total = 0
+    for c in pod["spec"].get("containers") or []:
+        q = ((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")
+        total += int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+    return total
 
 
 def podGpus(pod: dict) -> int:

@@ -61,3 +61,18 @@ def _extenderCalls(cluster):
     port = cluster.plane.extender.port
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as resp:
         return json.loads(resp.read())
+
+
+@pytest.mark.fleetsched
+def test_fleetsched_sees_the_fleet_as_created(cluster):
+    # Zone, capacity type, GPU model and GPU count are what the plugins decide
+    # on; this is the node path (kubectl JSON or watch -> codec -> cache) end to end.
+    view = cluster.fleetschedView()
+    assert sorted(view) == sorted(s.name for s in FLEET)
+    for s in FLEET:
+        v = view[s.name]
+        assert v["zone"] == s.zone, s.name
+        assert v["capacity"] == ("spot" if s.spot else "on-demand"), s.name
+        assert v["gpusTotal"] == s.gpus, s.name
+        if s.gpus:
+            assert v["model"] == s.product, s.name
