@@ -5,8 +5,9 @@ Environment:
                            stand-in, for checking the control plane alone)
   FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
   FLEETSCHED_E2E_CONFIG    profile YAML passed to fleetsched as --config (default: built-in)
-  FLEETSCHED_E2E_SOURCE    "files" (default: --nodes/--pods files, SIGHUP after changes) or
-                           "watch" (--kubeconfig: fleetsched lists and watches kube-apiserver)
+  FLEETSCHED_E2E_SOURCE    run only with this node source: "files" (--nodes/--pods files,
+                           SIGHUP after changes) or "watch" (--kubeconfig: fleetsched lists and
+                           watches kube-apiserver); default both, one cluster each, in turn
   FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
   FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
 The component binaries come from build-components.sh (run it first; run.sh does).
@@ -57,14 +58,19 @@ def pytest_keyboard_interrupt(excinfo):
     _failed = True  # keep the logs of an interrupted run
 
 
-def _source() -> str:
-    source = os.environ.get("FLEETSCHED_E2E_SOURCE", "files")
-    if source not in ("files", "watch"):
-        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={source}: expected files or watch")
-    return source
+def _sources() -> list[str]:
+    """fleetsched's node sources to run every scenario with, one cluster each."""
+    if os.environ.get("FLEETSCHED_E2E_EXTENDER") == "stub":
+        return ["stub"]
+    chosen = os.environ.get("FLEETSCHED_E2E_SOURCE")
+    if chosen is None:
+        return ["files", "watch"]
+    if chosen not in ("files", "watch"):
+        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={chosen}: expected files or watch")
+    return [chosen]
 
 
-def _extenderChoice() -> Extender:
+def _extenderChoice(source: str) -> Extender:
     kind = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched")
     if kind == "stub":
         return Extender("stub-extender", [sys.executable, str(E2E_DIR / "stub_extender.py"),
@@ -78,7 +84,7 @@ def _extenderChoice() -> Extender:
         raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
                                 "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
     argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler"]
-    if _source() == "files":
+    if source == "files":
         argv += ["--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
     else:
         argv += ["--kubeconfig", "{workdir}/kubeconfig"]
@@ -90,15 +96,15 @@ def _extenderChoice() -> Extender:
 class Cluster:
     """What a scenario sees: the control plane plus scheduling helpers."""
 
-    def __init__(self, plane: ControlPlane):
+    def __init__(self, plane: ControlPlane, source: str):
         self.plane = plane
         self.kube = plane.kube
         self.stub = plane.extender.name == "stub-extender"
-        self.source = _source()
+        self.source = source
 
     def report(self, line: str) -> None:
         """A measurement for the end-of-run summary (timings, placements)."""
-        _reportLines.append(line)
+        _reportLines.append(f"[{self.source}] {line}")
 
     def syncExtender(self) -> None:
         """Brings fleetsched's view up to the cluster's bound pods, and checks it.
@@ -232,20 +238,21 @@ def podGpus(pod: dict) -> int:
     return total
 
 
-@pytest.fixture(scope="session")
-def cluster():
+@pytest.fixture(scope="session", params=_sources())
+def cluster(request):
     global _failed, _keptLogs
     paths = componentPaths()
     for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
                       ("FLEETSCHED_E2E_K8S_BIN", "kube-scheduler"), ("FLEETSCHED_E2E_K8S_BIN", "kubectl")):
         if not os.access(Path(paths[key]) / name, os.X_OK):
             pytest.exit(f"missing {Path(paths[key]) / name}: run tests/e2e/build-components.sh", 2)
-    extender = _extenderChoice()
+    source = request.param
+    extender = _extenderChoice(source)
 
     parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
     if parent:
         Path(parent).mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix="fleetsched-e2e-", dir=parent))
+    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{request.param}-", dir=parent))
     plane = ControlPlane(workdir, paths)
     # pytest runs fixture teardown on failures and on Ctrl-C; atexit and the
     # SIGTERM handler cover a harness that is stopped from outside.
@@ -254,7 +261,7 @@ def cluster():
     # A shell without job control starts background jobs with SIGINT ignored;
     # Ctrl-C must still reach the harness so it can tear the cluster down.
     previousInt = signal.signal(signal.SIGINT, signal.default_int_handler)
-    log(f"work folder {workdir}")
+    log(f"work folder {workdir} ({source})")
     started = time.monotonic()
     try:
         plane.start()
@@ -263,11 +270,11 @@ def cluster():
         plane.dumpState()
         plane.startExtender(extender)
         plane.startScheduler()
-        _reportLines.append(f"control plane up in {time.monotonic() - started:.1f} s")
+        _reportLines.append(f"[{source}] control plane up in {time.monotonic() - started:.1f} s")
         log(f"control plane up in {time.monotonic() - started:.1f} s "
             f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
             f"scheduler :{plane.schedulerPort})")
-        yield Cluster(plane)
+        yield Cluster(plane, source)
     except HarnessError:
         _failed = True
         raise
@@ -302,9 +309,11 @@ def namespace(cluster, request):
 def pytest_collection_modifyitems(config, items):
     stub = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched") == "stub"
     skipFleetsched = pytest.mark.skip(reason="needs fleetsched's policies; the stub accepts every node")
-    skipStub = pytest.mark.skip(reason="checks the stand-in extender (FLEETSCHED_E2E_EXTENDER=stub)")
+    # Stand-in self-checks only mean something with the stand-in: deselect them otherwise.
+    deselected = [item for item in items if not stub and item.get_closest_marker("stub")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item not in deselected]
     for item in items:
-        if stub and "fleetsched" in item.keywords:
+        if stub and item.get_closest_marker("fleetsched"):
             item.add_marker(skipFleetsched)
-        elif not stub and "stub" in item.keywords:
-            item.add_marker(skipStub)

@@ -45,7 +45,7 @@ def test_never_more_gpus_than_allocatable_one_by_one(cluster, namespace):
             assert "Insufficient nvidia.com/gpu" in unschedulableMessage(p)
         assertWithinCapacity(cluster.nodeUse())
         cluster.syncExtender()
-    cluster.report(f"50 pods one by one (with a fleetsched reload after each) took "
+    cluster.report(f"50 pods one by one (fleetsched synced and checked after each) took "
                    f"{time.monotonic() - started:.1f} s")
     assert cluster.nodeUse() == {n: c for n, c in GPU_CAPACITY.items() if c}
 
