@@ -1,0 +1,446 @@
+"""A throwaway Kubernetes control plane on loopback for the end-to-end tests.
+
+ControlPlane starts etcd, kube-apiserver (token auth, no controller manager),
+an extender (fleetsched, or a stand-in) and kube-scheduler configured to call
+it, each on a free 127.0.0.1 port, and waits for each health endpoint.
+Every child runs in its own session, is recorded by PID in <workdir>/<name>.pid
+and is stopped by that PID in reverse start order; children also die with the
+harness (PR_SET_PDEATHSIG) if it is killed outright. Logs go to
+<workdir>/<name>.log.
+
+Kube is a small stdlib client for the REST calls the scenarios need.
+Only the Python standard library is used here; pytest is only for the tests.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+E2E_DIR = Path(__file__).resolve().parent
+SOURCE_ROOT = E2E_DIR.parent.parent
+
+_PR_SET_PDEATHSIG = 1
+
+
+class HarnessError(RuntimeError):
+    """A component did not start, or the cluster is not in the expected state."""
+
+
+def componentPaths() -> dict[str, str]:
+    """Asks build-components.sh where the cached binaries live (no build).
+
+    FLEETSCHED_E2E_K8S_BIN / FLEETSCHED_E2E_ETCD_BIN in the environment win,
+    so a run can point at binaries built elsewhere.
+    """
+    out = subprocess.run([str(E2E_DIR / "build-components.sh"), "--print-env"],
+                         check=True, capture_output=True, text=True).stdout
+    paths = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    for key in ("FLEETSCHED_E2E_K8S_BIN", "FLEETSCHED_E2E_ETCD_BIN"):
+        if os.environ.get(key):
+            paths[key] = os.environ[key]
+    return paths
+
+
+def freePort() -> int:
+    # The kernel hands out ephemeral ports in sequence, so a port closed here is
+    # not handed out again before the component binds it a moment later.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dieWithParent() -> None:
+    # Runs in the child between fork and exec: if the harness is SIGKILLed, the
+    # kernel kills the component too, so nothing is left holding ports.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class Process:
+    name: str
+    popen: subprocess.Popen
+    logPath: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def logTail(self, lines: int = 30) -> str:
+        try:
+            text = self.logPath.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if not self.alive():
+            return
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(self.pid, signal.SIGKILL)
+            self.popen.wait(5)
+        except ProcessLookupError:
+            pass
+
+
+class Kube:
+    """Bearer-token REST client for kube-apiserver (JSON in, JSON out)."""
+
+    def __init__(self, server: str, token: str, caFile: Path | None):
+        self.server = server
+        self.token = token
+        if caFile is not None:
+            self.context = ssl.create_default_context(cafile=str(caFile))
+        else:
+            self.context = ssl._create_unverified_context()  # loopback only
+
+    def request(self, method: str, path: str, body: object | None = None,
+                contentType: str = "application/json", timeout: float = 30.0) -> dict:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.token)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", contentType)
+        try:
+            with urllib.request.urlopen(req, context=self.context, timeout=timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode(errors="replace")
+            raise HarnessError(f"{method} {path}: HTTP {e.code}: {detail}") from None
+        return json.loads(raw) if raw else {}
+
+    def createNode(self, node: dict) -> dict:
+        return self.request("POST", "/api/v1/nodes", node)
+
+    def createNamespace(self, name: str) -> dict:
+        return self.request("POST", "/api/v1/namespaces",
+                            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    def createPod(self, namespace: str, pod: dict) -> dict:
+        return self.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+
+    def getPod(self, namespace: str, name: str) -> dict:
+        return self.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
+
+    def listPods(self, namespace: str | None = None) -> list[dict]:
+        path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+        return self.request("GET", path).get("items") or []
+
+    def listNodes(self) -> list[dict]:
+        return self.request("GET", "/api/v1/nodes").get("items") or []
+
+    def deletePodsNow(self, namespace: str) -> None:
+        # No kubelet confirms a graceful deletion here, so pods go with grace 0.
+        self.request("DELETE", f"/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0",
+                     {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+
+
+def waitFor(what: str, predicate, timeout: float, interval: float = 0.2,
+            process: Process | None = None, watch: list[Process] | None = None):
+    """Polls predicate() until it returns a truthy value; raises with context.
+
+    A death of `process` (or of any process in `watch`) ends the wait at once
+    with its log tail, instead of a timeout that hides the crash.
+    """
+    deadline = time.monotonic() + timeout
+    lastError: Exception | None = None
+    watched = ([process] if process else []) + list(watch or [])
+    while time.monotonic() < deadline:
+        for proc in watched:
+            if not proc.alive():
+                raise HarnessError(f"{proc.name} exited with code {proc.popen.returncode} "
+                                   f"while waiting for {what}; log {proc.logPath}:\n"
+                                   f"{proc.logTail()}")
+        try:
+            value = predicate()
+            if value:
+                return value
+        except AssertionError:
+            raise
+        except Exception as e:  # not up yet: connection refused, 503, ...
+            lastError = e
+        time.sleep(interval)
+    tail = f"\n{process.name} log tail:\n{process.logTail()}" if process else ""
+    raise HarnessError(f"timed out after {timeout:.0f} s waiting for {what}"
+                       f" (last error: {lastError}){tail}")
+
+
+def httpGetOk(url: str, token: str | None = None, timeout: float = 2.0) -> bool:
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req, context=ssl._create_unverified_context(),
+                                timeout=timeout) as resp:
+        return resp.status == 200
+
+
+@dataclass
+class Extender:
+    """How kube-scheduler reaches the extender, and how the harness starts it."""
+    name: str
+    argv: list[str]  # {port} and {workdir} are substituted
+    urlPrefix: str = "/scheduler"
+    healthPath: str = "/readyz"  # fleetsched: ready once its node source is loaded
+    port: int = 0
+
+
+@dataclass
+class ControlPlane:
+    workdir: Path
+    bins: dict[str, str]
+    processes: list[Process] = field(default_factory=list)
+    token: str = ""
+    apiserverPort: int = 0
+    schedulerPort: int = 0
+    kube: Kube | None = None
+    kubeconfig: Path | None = None
+    extender: Extender | None = None
+    extenderProcess: Process | None = None
+
+    # ---- process plumbing -------------------------------------------------
+
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> Process:
+        logPath = self.workdir / f"{name}.log"
+        log = open(logPath, "ab")
+        try:
+            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=subprocess.STDOUT, cwd=self.workdir,
+                                     start_new_session=True, preexec_fn=_dieWithParent,
+                                     env=env)
+        finally:
+            log.close()
+        (self.workdir / f"{name}.pid").write_text(f"{popen.pid}\n")
+        (self.workdir / f"{name}.cmd").write_text(" ".join(argv) + "\n")
+        proc = Process(name, popen, logPath)
+        self.processes.append(proc)
+        return proc
+
+    def _retryOnPortClash(self, start, *args) -> None:
+        """Runs start(*args); if the component lost its free port to another
+        process in the moment between picking and binding it, stops it and
+        tries again with new ports (the log shows "address already in use")."""
+        for attempt in range(3):
+            count = len(self.processes)
+            try:
+                return start(*args)
+            except HarnessError:
+                fresh = self.processes[count:]
+                clash = any("address already in use" in p.logTail(200) for p in fresh)
+                if not clash or attempt == 2:
+                    raise
+                for proc in fresh:
+                    proc.stop()
+                    self.processes.remove(proc)
+                    proc.logPath.rename(proc.logPath.with_suffix(f".clash{attempt}.log"))
+                log(f"port clash starting {fresh[0].name}; retrying with new ports")
+
+    def stop(self) -> None:
+        """Stops every component by its recorded PID, newest first."""
+        for proc in reversed(self.processes):
+            proc.stop()
+        self.processes.clear()
+
+    def k8sBin(self, name: str) -> str:
+        return str(Path(self.bins["FLEETSCHED_E2E_K8S_BIN"]) / name)
+
+    # ---- components -------------------------------------------------------
+
+    def startEtcd(self) -> None:
+        self._retryOnPortClash(self._startEtcd)
+
+    def startApiserver(self) -> None:
+        self._retryOnPortClash(self._startApiserver)
+
+    def startExtender(self, extender: Extender) -> None:
+        self._retryOnPortClash(self._startExtender, extender)
+
+    def startScheduler(self, ignoredByScheduler: bool = False) -> None:
+        self._retryOnPortClash(self._startScheduler, ignoredByScheduler)
+
+    def _startEtcd(self) -> None:
+        client, peer = freePort(), freePort()
+        self.etcdUrl = f"http://127.0.0.1:{client}"
+        peerUrl = f"http://127.0.0.1:{peer}"
+        proc = self._spawn("etcd", [
+            str(Path(self.bins["FLEETSCHED_E2E_ETCD_BIN"]) / "etcd"),
+            "--name=node0", f"--data-dir={self.workdir / 'etcd'}",
+            f"--listen-client-urls={self.etcdUrl}", f"--advertise-client-urls={self.etcdUrl}",
+            f"--listen-peer-urls={peerUrl}", f"--initial-advertise-peer-urls={peerUrl}",
+            f"--initial-cluster=node0={peerUrl}",
+            "--quota-backend-bytes=8589934592", "--auto-compaction-retention=1",
+            "--unsafe-no-fsync", "--logger=zap", "--log-level=warn",
+        ])
+        waitFor("etcd /health", lambda: b'"health":"true"' in
+                urllib.request.urlopen(self.etcdUrl + "/health", timeout=2).read(),
+                timeout=30, process=proc)
+
+    def _startApiserver(self) -> None:
+        pki = self.workdir / "pki"
+        pki.mkdir(exist_ok=True)
+        saKey = self.workdir / "sa.key"
+        subprocess.run(["openssl", "genrsa", "-out", str(saKey), "2048"], check=True,
+                       capture_output=True)
+        self.token = secrets.token_hex(16)
+        tokens = self.workdir / "tokens.csv"
+        tokens.write_text(f"{self.token},admin,admin-uid,system:masters\n")
+        tokens.chmod(0o600)
+        self.apiserverPort = freePort()
+        proc = self._spawn("kube-apiserver", [
+            self.k8sBin("kube-apiserver"),
+            f"--etcd-servers={self.etcdUrl}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={self.apiserverPort}", f"--cert-dir={pki}",
+            "--endpoint-reconciler-type=none",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={saKey}",
+            f"--service-account-signing-key-file={saKey}",
+            f"--token-auth-file={tokens}",
+            "--authorization-mode=RBAC",
+            # No controller manager: no default ServiceAccount, and nobody would
+            # lift the not-ready taint TaintNodesByCondition puts on new nodes.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+            "--allow-privileged=true",
+            "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+        ])
+        server = f"https://127.0.0.1:{self.apiserverPort}"
+        waitFor("kube-apiserver /readyz",
+                lambda: httpGetOk(server + "/readyz", self.token), timeout=120, process=proc)
+        caFile = pki / "apiserver.crt"
+        self.kube = Kube(server, self.token, caFile)
+        try:
+            self.kube.request("GET", "/version")
+        except (ssl.SSLError, urllib.error.URLError):
+            # The generated certificate does not verify as its own CA: fall back
+            # to no verification (loopback only) and say so in the kubeconfig.
+            caFile = None
+            self.kube = Kube(server, self.token, None)
+        self.kubeconfig = self.workdir / "kubeconfig"
+        cluster = (f"    certificate-authority: {caFile}\n" if caFile
+                   else "    insecure-skip-tls-verify: true\n")
+        self.kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n"
+            f"    server: {server}\n{cluster}"
+            "users:\n- name: admin\n  user:\n"
+            f"    token: {self.token}\n"
+            "contexts:\n- name: e2e\n  context: {cluster: e2e, user: admin, namespace: default}\n"
+            "current-context: e2e\n")
+        self.kubeconfig.chmod(0o600)
+        # The default namespace appears shortly after readyz.
+        waitFor("namespace default", lambda: self.kube.request(
+            "GET", "/api/v1/namespaces/default"), timeout=30, process=proc)
+
+    def _startExtender(self, extender: Extender) -> None:
+        extender.port = freePort()
+        argv = [a.format(port=extender.port, workdir=self.workdir) for a in extender.argv]
+        proc = self._spawn(extender.name, argv)
+        waitFor(f"{extender.name} {extender.healthPath}",
+                lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
+                timeout=30, process=proc)
+        self.extender, self.extenderProcess = extender, proc
+
+    def _startScheduler(self, ignoredByScheduler: bool) -> None:
+        assert self.extender is not None and self.kubeconfig is not None
+        self.schedulerPort = freePort()
+        config = self.workdir / "scheduler.yaml"
+        config.write_text(f"""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: {self.kubeconfig}
+  qps: 5000
+  burst: 10000
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+extenders:
+- urlPrefix: "http://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 1
+  enableHTTPS: false
+  nodeCacheCapable: true
+  httpTimeout: 5s
+  ignorable: false
+  managedResources:
+  - name: nvidia.com/gpu
+    ignoredByScheduler: {str(ignoredByScheduler).lower()}
+""")
+        proc = self._spawn("kube-scheduler", [
+            self.k8sBin("kube-scheduler"), f"--config={config}",
+            "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "-v=2",
+        ])
+        waitFor("kube-scheduler /readyz",
+                lambda: httpGetOk(f"https://127.0.0.1:{self.schedulerPort}/readyz"),
+                timeout=60, process=proc)
+
+    def start(self) -> None:
+        self.startEtcd()
+        self.startApiserver()
+
+    # ---- helpers for scenarios -------------------------------------------
+
+    def kubectl(self, *args: str, timeout: float = 60.0) -> str:
+        assert self.kubeconfig is not None
+        res = subprocess.run([self.k8sBin("kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+                             capture_output=True, text=True, timeout=timeout)
+        if res.returncode != 0:
+            raise HarnessError(f"kubectl {' '.join(args)}: {res.stderr.strip()}")
+        return res.stdout
+
+    def dumpState(self) -> tuple[Path, Path]:
+        """Writes nodes.json and pods.json the way `kubectl get -o json` does.
+
+        The file-fed fleetsched reads these; bound pods are the accounting input.
+        Written to a temporary name and renamed so a reload never sees half a file.
+        """
+        out = []
+        for name, args in (("nodes", ["get", "nodes", "-o", "json"]),
+                           ("pods", ["get", "pods", "-A", "-o", "json"])):
+            path = self.workdir / f"{name}.json"
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(self.kubectl(*args))
+            tmp.replace(path)
+            out.append(path)
+        return out[0], out[1]
+
+    def keepLogs(self) -> Path:
+        return self.workdir
+
+
+def removeWorkdir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def log(msg: str) -> None:
+    print(f"[e2e] {msg}", file=sys.stderr, flush=True)
+
+
+__all__ = ["ControlPlane", "Extender", "HarnessError", "Kube", "Process", "componentPaths",
+           "freePort", "log", "removeWorkdir", "waitFor", "SOURCE_ROOT", "E2E_DIR"]

@@ -1,0 +1,319 @@
+"""pytest fixtures: one control plane per session, one namespace per test.
+
+Environment:
+  FLEETSCHED_E2E_EXTENDER  "fleetsched" (default) or "stub" (accept-everything
+                           stand-in, for checking the control plane alone)
+  FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
+  FLEETSCHED_E2E_CONFIG    profile YAML passed to fleetsched as --config (default: built-in)
+  FLEETSCHED_E2E_SOURCE    run only with this node source: "files" (--nodes/--pods files,
+                           SIGHUP after changes) or "watch" (--kubeconfig: fleetsched lists and
+                           watches kube-apiserver); default both, one cluster each, in turn
+  FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
+  FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
+The component binaries come from build-components.sh (run it first; run.sh does).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,  # noqa: E402
+                     componentPaths, log, removeWorkdir, waitFor)
+from fleet import FLEET, nodeObject  # noqa: E402
+
+_failed = False
+_keptLogs: Path | None = None
+_reportLines: list[str] = []
+
+
+def pytest_runtest_makereport(item, call):
+    global _failed
+    if call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception):
+        _failed = True
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in _reportLines:
+        terminalreporter.write_line(f"e2e: {line}")
+    # Session teardown output is captured with the last test, so say it here.
+    if _keptLogs is not None:
+        terminalreporter.write_line(f"e2e: logs of this run kept in {_keptLogs}")
+
+
+def pytest_keyboard_interrupt(excinfo):
+    global _failed
+    _failed = True  # keep the logs of an interrupted run
+
+
+def _sources() -> list[str]:
+    """fleetsched's node sources to run every scenario with, one cluster each."""
+    if os.environ.get("FLEETSCHED_E2E_EXTENDER") == "stub":
+        return ["stub"]
+    chosen = os.environ.get("FLEETSCHED_E2E_SOURCE")
+    if chosen is None:
+        return ["files", "watch"]
+    if chosen not in ("files", "watch"):
+        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={chosen}: expected files or watch")
+    return [chosen]
+
+
+def _extenderChoice(source: str) -> Extender:
+    kind = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched")
+    if kind == "stub":
+        return Extender("stub-extender", [sys.executable, str(E2E_DIR / "stub_extender.py"),
+                                          "--listen", "127.0.0.1:{port}",
+                                          "--url-prefix", "/scheduler"])
+    if kind != "fleetsched":
+        raise pytest.UsageError(f"FLEETSCHED_E2E_EXTENDER={kind}: expected fleetsched or stub")
+    binary = os.environ.get("FLEETSCHED_BIN",
+                            str(SOURCE_ROOT / "build" / "cmd" / "fleetsched" / "fleetsched"))
+    if not os.access(binary, os.X_OK):
+        raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
+                                "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
+    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler"]
+    if source == "files":
+        argv += ["--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
+    else:
+        argv += ["--kubeconfig", "{workdir}/kubeconfig"]
+    if os.environ.get("FLEETSCHED_E2E_CONFIG"):
+        argv += ["--config", os.path.abspath(os.environ["FLEETSCHED_E2E_CONFIG"])]
+    return Extender("fleetsched", argv)
+
+
+class Cluster:
+    """What a scenario sees: the control plane plus scheduling helpers."""
+
+    def __init__(self, plane: ControlPlane, source: str):
+        self.plane = plane
+        self.kube = plane.kube
+        self.stub = plane.extender.name == "stub-extender"
+        self.source = source
+
+    def report(self, line: str) -> None:
+        """A measurement for the end-of-run summary (timings, placements)."""
+        _reportLines.append(f"[{self.source}] {line}")
+
+    def syncExtender(self) -> None:
+        """Brings fleetsched's view up to the cluster's bound pods, and checks it.
+
+        File source: dump nodes and pods, SIGHUP, wait for the reload line.
+        Watch source: nothing to push. Either way, then wait until fleetsched's
+        /debug/nodes shows exactly the free GPUs and CPU the API's bound pods
+        leave, so every scenario also checks fleetsched's accounting.
+        """
+        nodesFile, podsFile = self.plane.dumpState()
+        if self.stub:
+            return
+        proc = self.plane.extenderProcess
+        if self.source == "files":
+            before = _reloadLines(proc)
+            os.kill(proc.pid, signal.SIGHUP)
+            # fleetsched logs one line per reload ("fleetsched: reloaded N nodes, M pods"
+            # or "fleetsched: reload failed, ..."); wait for it instead of guessing.
+            lines = waitFor("fleetsched to log the reload",
+                            lambda: _reloadLines(proc)[len(before):],
+                            timeout=10, interval=0.05, process=proc)
+            if "reload failed" in lines[-1]:
+                raise HarnessError(f"fleetsched rejected {nodesFile} / {podsFile}: {lines[-1]}")
+        expected = self.expectedFree()
+        last = {}
+
+        def matches():
+            last.clear()
+            last.update(self.fleetschedView())
+            return {n: (v["gpusFree"], v["milliCpuFree"]) for n, v in last.items()} == expected
+
+        try:
+            waitFor("fleetsched's free GPUs and CPU to match the bound pods", matches,
+                    timeout=15, interval=0.1, process=proc)
+        except HarnessError as e:
+            raise HarnessError(f"{e}\nexpected (gpus, millicpu) free: {expected}\n"
+                               f"fleetsched /debug/nodes: {last}") from None
+
+    def fleetschedView(self) -> dict[str, dict]:
+        """fleetsched's /debug/nodes: what its cache holds per node."""
+        port = self.plane.extender.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/nodes", timeout=5) as resp:
+            lines = resp.read().decode().splitlines()
+        view = {}
+        for line in lines[1:]:
+            name, zone, capacity, model, gpus, cpu = line.split("\t")
+            free, total = gpus.split("/")
+            view[name] = {"zone": zone, "capacity": capacity, "model": model,
+                          "gpusFree": int(free), "gpusTotal": int(total),
+                          "milliCpuFree": int(cpu)}
+        return view
+
+    def expectedFree(self) -> dict[str, tuple[int, int]]:
+        """(free GPUs, free milli-CPU) per node after the API's bound pods."""
+        free = {s.name: [s.gpus, 96000] for s in FLEET}
+        for p in self.kube.listPods():
+            node = p["spec"].get("nodeName")
+            if node:
+                free[node][0] -= podGpus(p)
+                free[node][1] -= podMilliCpu(p)
+        return {n: (g, c) for n, (g, c) in free.items()}
+
+    def createPods(self, namespace: str, pods: list[dict], parallel: int = 16) -> None:
+        """Creates pods concurrently, the way a burst from a controller arrives."""
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(parallel) as pool:
+            list(pool.map(lambda p: self.kube.createPod(namespace, p), pods))
+
+    def waitSettled(self, namespace: str, names: list[str], timeout: float = 120.0) -> dict:
+        """Waits until every named pod is bound or marked unschedulable.
+
+        Returns name -> pod. kube-scheduler sets PodScheduled=False with reason
+        Unschedulable when no node fits, and retries later; a bound pod has
+        spec.nodeName.
+        """
+        wanted = set(names)
+
+        def settled():
+            pods = {p["metadata"]["name"]: p for p in self.kube.listPods(namespace)
+                    if p["metadata"]["name"] in wanted}
+            if len(pods) == len(wanted) and all(isBound(p) or unschedulableMessage(p)
+                                                for p in pods.values()):
+                return pods
+            return None
+
+        return waitFor(f"{len(wanted)} pods in {namespace} to be bound or unschedulable",
+                       settled, timeout=timeout, interval=0.5, watch=self.plane.processes)
+
+    def nodeUse(self) -> dict[str, int]:
+        """GPUs requested by bound pods, per node, over all namespaces."""
+        use: dict[str, int] = {}
+        for p in self.kube.listPods():
+            node = p["spec"].get("nodeName")
+            if node:
+                use[node] = use.get(node, 0) + podGpus(p)
+        return use
+
+
+def _reloadLines(proc) -> list[str]:
+    text = proc.logPath.read_text(errors="replace")
+    return [line for line in text.splitlines()
+            if line.startswith(("fleetsched: reloaded", "fleetsched: reload failed"))]
+
+
+def isBound(pod: dict) -> bool:
+    return bool(pod["spec"].get("nodeName"))
+
+
+def unschedulableMessage(pod: dict) -> str:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message") or c.get("reason") or "unschedulable"
+    return ""
+
+
+def podMilliCpu(pod: dict) -> int:
+    total = 0
+    for c in pod["spec"].get("containers") or []:
+        q = ((c.get("resources") or {}).get("requests") or {}).get("cpu", "0")
+        total += int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+    return total
+
+
+def podGpus(pod: dict) -> int:
+    total = 0
+    for c in pod["spec"].get("containers") or []:
+        res = c.get("resources") or {}
+        q = (res.get("requests") or {}).get("nvidia.com/gpu") or \
+            (res.get("limits") or {}).get("nvidia.com/gpu")
+        total += int(q) if q else 0
+    return total
+
+
+@pytest.fixture(scope="session", params=_sources())
+def cluster(request):
+    global _failed, _keptLogs
+    paths = componentPaths()
+    for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
+                      ("FLEETSCHED_E2E_K8S_BIN", "kube-scheduler"), ("FLEETSCHED_E2E_K8S_BIN", "kubectl")):
+        if not os.access(Path(paths[key]) / name, os.X_OK):
+            pytest.exit(f"missing {Path(paths[key]) / name}: run tests/e2e/build-components.sh", 2)
+    source = request.param
+    extender = _extenderChoice(source)
+
+    parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
+    if parent:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{request.param}-", dir=parent))
+    plane = ControlPlane(workdir, paths)
+    # pytest runs fixture teardown on failures and on Ctrl-C; atexit and the
+    # SIGTERM handler cover a harness that is stopped from outside.
+    atexit.register(plane.stop)
+    previousTerm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # A shell without job control starts background jobs with SIGINT ignored;
+    # Ctrl-C must still reach the harness so it can tear the cluster down.
+    previousInt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    log(f"work folder {workdir} ({source})")
+    started = time.monotonic()
+    try:
+        plane.start()
+        for shape in FLEET:
+            plane.kube.createNode(nodeObject(shape))
+        plane.dumpState()
+        plane.startExtender(extender)
+        plane.startScheduler()
+        _reportLines.append(f"[{source}] control plane up in {time.monotonic() - started:.1f} s")
+        log(f"control plane up in {time.monotonic() - started:.1f} s "
+            f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
+            f"scheduler :{plane.schedulerPort})")
+        yield Cluster(plane, source)
+    except HarnessError:
+        _failed = True
+        raise
+    finally:
+        plane.stop()
+        signal.signal(signal.SIGTERM, previousTerm)
+        signal.signal(signal.SIGINT, previousInt)
+        if _failed or os.environ.get("FLEETSCHED_E2E_KEEP") == "1":
+            _keptLogs = workdir
+            log(f"logs kept in {workdir}")
+        else:
+            removeWorkdir(workdir)
+
+
+_namespaceIds = itertools.count()
+
+
+@pytest.fixture
+def namespace(cluster, request):
+    """A fresh namespace per test; its pods are deleted afterwards so the next
+    test starts on an empty fleet (namespaces themselves need the controller
+    manager to go away, so they stay)."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())
+    name = f"t{next(_namespaceIds)}-{slug}"[:63].rstrip("-")
+    cluster.kube.createNamespace(name)
+    yield name
+    cluster.kube.deletePodsNow(name)
+    waitFor(f"pods of {name} deleted", lambda: not cluster.kube.listPods(name), timeout=60)
+    cluster.syncExtender()
+
+
+def pytest_collection_modifyitems(config, items):
+    stub = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched") == "stub"
+    skipFleetsched = pytest.mark.skip(reason="needs fleetsched's policies; the stub accepts every node")
+    # Stand-in self-checks only mean something with the stand-in: deselect them otherwise.
+    deselected = [item for item in items if not stub and item.get_closest_marker("stub")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item not in deselected]
+    for item in items:
+        if stub and item.get_closest_marker("fleetsched"):
+            item.add_marker(skipFleetsched)
