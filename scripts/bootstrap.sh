@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential pkg-config cmake meson ninja-build
+  build-essential pkg-config cmake meson ninja-build ccache
   libuv1-dev libsimdjson-dev libmimalloc-dev libyaml-cpp-dev libcli11-dev
   libcurl4-openssl-dev libssl-dev node-llhttp
   libgtest-dev libgmock-dev libbenchmark-dev

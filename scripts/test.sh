@@ -1,20 +1,45 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the unit and loopback suites in a release build and again under
-# AddressSanitizer + UndefinedBehaviorSanitizer. FLEETSCHED_SKIP_SANITIZE=1 skips the second
-# pass while iterating.
+# Builds and runs every test:
+#   1. the unit, golden and loopback suites in a release build;
+#   2. the end-to-end suite: a real etcd, kube-apiserver and kube-scheduler (built from the Go
+#      module proxy and cached per machine) calling fleetsched as an extender;
+#   3. the deploy checks (helm lint/template, manifest rules);
+#   4. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_DEPLOY=1, FLEETSCHED_SKIP_SANITIZE=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 jobs=$(nproc)
+# The trace-replay tests read the public openb trace from the shared data folder when present.
+if [ -z "${FLEETSCHED_OPENB_DIR:-}" ] && [ -d ../shared/data/openb ]; then
+  export FLEETSCHED_OPENB_DIR="$PWD/../shared/data/openb"
+fi
 
+step() { printf '\n== %s (%ds)\n' "$1" "$SECONDS" >&2; }
+
+step "release build"
 [ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
 ninja -C build -j "$jobs"
+step "unit, golden and loopback tests"
 meson test -C build --print-errorlogs --num-processes "$jobs"
 
+if [ "${FLEETSCHED_SKIP_E2E:-0}" != 1 ]; then
+  step "end-to-end tests"
+  FLEETSCHED_BIN="$PWD/build/cmd/fleetsched/fleetsched" tests/e2e/run.sh
+fi
+
+if [ "${FLEETSCHED_SKIP_DEPLOY:-0}" != 1 ]; then
+  step "deploy checks"
+  deploy/check.sh
+fi
+
 if [ "${FLEETSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
+  step "sanitizer build"
   [ -f build-asan/build.ninja ] || meson setup build-asan --buildtype=debug \
     -Db_sanitize=address,undefined -Db_lundef=false -Dmimalloc=disabled -Dbenchmarks=disabled >/dev/null
   ninja -C build-asan -j "$jobs"
+  step "unit tests under ASan/UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
 fi
+step "all tests passed"
