@@ -459,6 +459,25 @@ class CacheState {
     s.retired.store(cache_.epoch_.pending(), std::memory_order_relaxed);
   }
 
+  bool podCharge(std::string_view uid, PodCharge& out) const {
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return false;
+    const PodRecord& rec = it->second;
+    if (rec.state == PodState::Waiting || rec.node == kNoNode) return false;
+    out = PodCharge{};
+    out.node = rec.node;
+    out.reserved = rec.state == PodState::Reserved;
+    out.milliCpu = rec.milliCpu;
+    out.memory = rec.memory;
+    for (const auto& sc : rec.scalars) {
+      if (sc.resource == 0 || out.scalarCount == out.scalars.size()) continue;
+      out.scalars[out.scalarCount++] = {resourceName(sc.resource), sc.amount};
+    }
+    out.gpuMask = rec.appliedMask;
+    out.gpuMilli = rec.gpuMilli;
+    return true;
+  }
+
   CacheStats stats() const {
     CacheStats out;
     const auto& s = stats_;
@@ -951,6 +970,10 @@ Cache::Cache(NodeFeatureConfig config) : state_(std::make_unique<CacheState>(*th
 Cache::~Cache() = default;
 
 CacheStats Cache::stats() const { return state_->stats(); }
+bool Cache::podCharge(std::string_view uid, PodCharge& out) {
+  std::lock_guard<std::mutex> lock(writerMutex_);
+  return state_->podCharge(uid, out);
+}
 const NodeFeatureConfig& Cache::config() const { return state_->config(); }
 
 Cache::Writer::Writer(Cache& cache) : cache_(&cache), lock_(cache.writerMutex_) {}

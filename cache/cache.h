@@ -34,6 +34,7 @@
 // timer) release them.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -107,6 +108,23 @@ struct CacheStats {
   uint64_t retiredPending = 0;        // old versions waiting for readers to move on
 };
 
+// What a pod the cache charges holds on its node, for preemption: copied out under the writer
+// lock. Resource names are interned (valid for the cache's life).
+struct PodCharge {
+  uint32_t node = kNoNode;  // node id, as in snapshots
+  bool reserved = false;    // a binder reservation not yet confirmed by the watch
+  int64_t milliCpu = 0;
+  int64_t memory = 0;
+  struct Scalar {
+    std::string_view name;
+    int64_t amount = 0;
+  };
+  std::array<Scalar, 4> scalars{};
+  uint8_t scalarCount = 0;
+  uint16_t gpuMask = 0;   // GPUs charged on the node (bit i = GPU i)
+  uint16_t gpuMilli = 0;  // share charged on each of them
+};
+
 class Cache {
  public:
   explicit Cache(NodeFeatureConfig config = {});
@@ -158,6 +176,10 @@ class Cache {
 
   CacheStats stats() const;
   const NodeFeatureConfig& config() const;
+
+  // The charge of pod `uid` when the cache holds one (bound or reserved). Takes the writer lock:
+  // for rare verbs (preempt), never for the filter path.
+  bool podCharge(std::string_view uid, PodCharge& out);
 
  private:
   friend class Reader;

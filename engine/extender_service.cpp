@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -192,19 +193,89 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 
-void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap) {
+namespace {
+
+// Takes `c` off a copy of its node, as evicting the pod would.
+void uncharge(const cache::PodCharge& c, plugins::NodeInfo& n) {
+  n.usedMilliCpu -= c.milliCpu;
+  n.usedMemory -= c.memory;
+  n.usedPods -= 1;
+  for (uint8_t i = 0; i < c.scalarCount; ++i) {
+    for (uint8_t k = 0; k < n.scalarCount; ++k) {
+      if (n.scalars[k].name == c.scalars[i].name) n.scalars[k].used -= c.scalars[i].amount;
+    }
+  }
+  for (int g = 0; g < n.gpuCount; ++g) {
+    if ((c.gpuMask >> g) & 1U) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - c.gpuMilli));
+  }
+}
+
+bool resourcesFit(const plugins::PodInfo& pod, const plugins::NodeInfo& n) {
+  return n.allocMilliCpu - n.usedMilliCpu >= pod.milliCpu && n.allocMemory - n.usedMemory >= pod.memory &&
+         (n.allocPods == 0 || n.usedPods < n.allocPods);
+}
+
+}  // namespace
+
+bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const cache::Snapshot& snap,
+                                        const plugins::NodeInfo& node) {
+  const plugins::NodeInfo* one[1] = {&node};
+  statuses_.assign(1, plugins::Status{});
+  profile.filter(state_, plugins::NodeSpan(one, 1), statuses_, scratch_);
   (void)snap;
+  return statuses_[0].ok() && resourcesFit(state_.pod, node);
+}
+
+void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decoder_.decodePreemptionArgs(req.body, preemptArgs_)) {
     badRequest(req);
     return;
   }
   const uint64_t parsed = uv_hrtime();
-  // kube-scheduler has already chosen victims that make the pod fit by its own accounting and
-  // ordered them by decreasing priority. Keep them; a node offered without victims cannot be
-  // returned (kube-scheduler rejects a kept node with none).
   auto& victims = preemptArgs_.hasMetaVictims ? preemptArgs_.nodeNameToMetaVictims : preemptArgs_.nodeNameToVictims;
+  // A node offered without victims cannot be returned (kube-scheduler rejects a kept node with
+  // none).
   std::erase_if(victims, [](const codec::NodeVictims& v) { return v.uids.empty(); });
+
+  // kube-scheduler chose victims by its own accounting, which does not know which GPUs a pod
+  // holds. Check each node with fleetsched's: evict the lowest-priority victims first until the
+  // preemptor fits; victims not needed for that stay; a node where evicting every victim does
+  // not make room is dropped. Nodes and victims fleetsched knows nothing about pass unchanged.
+  const plugins::Profile& profile = config_.profileFor(preemptArgs_.pod);
+  const bool judge = profile.preFilter(preemptArgs_.pod, state_, snap).ok() && state_.pod.wantsGpu();
+  if (judge) {
+    std::erase_if(victims, [&](codec::NodeVictims& v) {
+      const plugins::NodeInfo* known = snap.find(v.node);
+      if (known == nullptr) return false;
+      plugins::NodeInfo sim = *known;
+      if (fitsAfterEviction(profile, snap, sim)) return false;  // not a GPU shortage: kube-scheduler's call
+      // Victims arrive in decreasing priority; full pods carry their priority, so sort by it.
+      order_.resize(v.uids.size());
+      for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+      if (v.pods.size() == v.uids.size()) {
+        std::stable_sort(order_.begin(), order_.end(),
+                         [&](uint32_t a, uint32_t b) { return v.pods[a].priority > v.pods[b].priority; });
+      }
+      size_t needed = 0;
+      bool fits = false;
+      for (size_t k = order_.size(); k-- > 0;) {  // lowest priority first
+        ++needed;
+        cache::PodCharge charge;
+        if (cache_.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) uncharge(charge, sim);
+        if (fitsAfterEviction(profile, snap, sim)) {
+          fits = true;
+          break;
+        }
+      }
+      if (!fits) return true;
+      // Keep the `needed` lowest-priority victims, in decreasing priority.
+      keptUids_.clear();
+      for (size_t k = order_.size() - needed; k < order_.size(); ++k) keptUids_.push_back(v.uids[order_[k]]);
+      v.uids.assign(keptUids_.begin(), keptUids_.end());
+      return false;
+    });
+  }
   const uint64_t decided = uv_hrtime();
   codec::encodePreemptionResult(victims, req.response);
   trace(req, preemptArgs_.pod, t0, parsed, decided, uv_hrtime());

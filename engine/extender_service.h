@@ -69,6 +69,9 @@ class ExtenderService : public BatchHandler {
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
   void preempt(ExtenderRequest& req, const cache::Snapshot& snap);
+  // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
+  bool fitsAfterEviction(const plugins::Profile& profile, const cache::Snapshot& snap,
+                         const plugins::NodeInfo& node);
   void bind(ExtenderRequest& req, const cache::Snapshot& snap);
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_).
   // Returns false after filling a 400/413 response.
@@ -103,6 +106,8 @@ class ExtenderService : public BatchHandler {
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<int32_t> scores_;
+  std::vector<uint32_t> order_;          // preempt: victims by decreasing priority
+  std::vector<std::string_view> keptUids_;
   std::vector<uint32_t> inputIndexFeasible_;
   std::vector<const plugins::NodeInfo*> feasibleNodes_;
   std::vector<int32_t> feasibleScores_;

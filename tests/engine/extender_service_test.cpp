@@ -142,6 +142,48 @@ TEST_F(ServiceTest, UndecodableBodiesGet400WithTheReason) {
   EXPECT_NE(a.body.find("\"NodeNames\":[\"gpu-a\""), std::string::npos) << a.body;
 }
 
+// gpu-a (8 GPUs) holds three low-priority pods: 4 GPUs on 0-3, 2 on 4-5, 2 on 6-7.
+const char* kPreemptPods = R"({"apiVersion":"v1","kind":"List","items":[
+{"metadata":{"name":"big","namespace":"ml","uid":"uid-big","annotations":{"fleetsched.io/gpu-index":"0-1-2-3"}},
+ "spec":{"nodeName":"gpu-a","priority":30,"containers":[{"name":"c","resources":{"requests":{"cpu":"1","nvidia.com/gpu":"4"}}}]},
+ "status":{"phase":"Running"}},
+{"metadata":{"name":"mid","namespace":"ml","uid":"uid-mid","annotations":{"fleetsched.io/gpu-index":"4-5"}},
+ "spec":{"nodeName":"gpu-a","priority":20,"containers":[{"name":"c","resources":{"requests":{"cpu":"1","nvidia.com/gpu":"2"}}}]},
+ "status":{"phase":"Running"}},
+{"metadata":{"name":"low","namespace":"ml","uid":"uid-low","annotations":{"fleetsched.io/gpu-index":"6-7"}},
+ "spec":{"nodeName":"gpu-a","priority":10,"containers":[{"name":"c","resources":{"requests":{"cpu":"1","nvidia.com/gpu":"2"}}}]},
+ "status":{"phase":"Running"}}]})";
+
+std::string preemptBody(int gpus, const char* victims) {
+  return std::string(R"({"Pod":{"metadata":{"name":"urgent","namespace":"ml","uid":"uid-urgent"},"spec":{"priority":1000,)"
+                     R"("containers":[{"name":"c","resources":{"requests":{"cpu":"1","nvidia.com/gpu":")") +
+         std::to_string(gpus) + R"("}}}]}},"NodeNameToVictims":null,"NodeNameToMetaVictims":)" + victims + "}";
+}
+
+TEST_F(ServiceTest, PreemptKeepsOnlyTheVictimsWhoseGpusThePodNeeds) {
+  fs::path pods = fs::temp_directory_path() / ("fleetsched-preempt-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(pods) << kPreemptPods;
+  load(dataDir() + "/codec/nodes.json", pods.string());
+  fs::remove(pods);
+  const char* all = R"({"gpu-a":{"Pods":[{"UID":"uid-big"},{"UID":"uid-mid"},{"UID":"uid-low"}],"NumPDBViolations":0}})";
+
+  // 4 GPUs: evicting the two lowest-priority pods frees 6-7 and 4-5; "big" stays.
+  Answer a = call(Verb::Preempt, preemptBody(4, all));
+  EXPECT_EQ(a.body, R"({"NodeNameToMetaVictims":{"gpu-a":{"Pods":[{"UID":"uid-mid"},{"UID":"uid-low"}],"NumPDBViolations":0}}})");
+  // 2 GPUs: the lowest-priority pod is enough.
+  a = call(Verb::Preempt, preemptBody(2, all));
+  EXPECT_EQ(a.body, R"({"NodeNameToMetaVictims":{"gpu-a":{"Pods":[{"UID":"uid-low"}],"NumPDBViolations":0}}})");
+  // 8 GPUs need all three.
+  a = call(Verb::Preempt, preemptBody(8, all));
+  EXPECT_EQ(a.body, R"({"NodeNameToMetaVictims":{"gpu-a":{"Pods":[{"UID":"uid-big"},{"UID":"uid-mid"},{"UID":"uid-low"}],"NumPDBViolations":0}}})");
+  // Evicting "low" alone cannot make room for 4 GPUs: the node is dropped.
+  a = call(Verb::Preempt, preemptBody(4, R"({"gpu-a":{"Pods":[{"UID":"uid-low"}],"NumPDBViolations":0}})"));
+  EXPECT_EQ(a.body, R"({"NodeNameToMetaVictims":{}})");
+  // A node fleetsched does not know passes unchanged.
+  a = call(Verb::Preempt, preemptBody(4, R"({"elsewhere":{"Pods":[{"UID":"x"}],"NumPDBViolations":1}})"));
+  EXPECT_EQ(a.body, R"({"NodeNameToMetaVictims":{"elsewhere":{"Pods":[{"UID":"x"}],"NumPDBViolations":1}}})");
+}
+
 // ---- the generated fleet ----
 
 struct FleetFiles {
