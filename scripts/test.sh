@@ -3,9 +3,11 @@
 #   1. the unit, golden and loopback suites in a release build;
 #   2. the end-to-end suite: a real etcd, kube-apiserver and kube-scheduler (built from the Go
 #      module proxy and cached per machine) calling fleetsched as an extender;
-#   3. the deploy checks (helm lint/template, manifest rules);
-#   4. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
-# While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_DEPLOY=1, FLEETSCHED_SKIP_SANITIZE=1.
+#   3. a small benchmark comparison against the Go peer extenders (runs, reports; asserts nothing);
+#   4. the deploy checks (helm lint/template, manifest rules);
+#   5. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1,
+# FLEETSCHED_SKIP_SANITIZE=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -26,6 +28,13 @@ meson test -C build --print-errorlogs --num-processes "$jobs"
 if [ "${FLEETSCHED_SKIP_E2E:-0}" != 1 ]; then
   step "end-to-end tests"
   FLEETSCHED_BIN="$PWD/build/cmd/fleetsched/fleetsched" tests/e2e/run.sh
+fi
+
+if [ "${FLEETSCHED_SKIP_BENCH:-0}" != 1 ]; then
+  # A small side-by-side run of fleetsched and the Go peers: it must run and write its report;
+  # numbers are not asserted here (this machine is shared and noisy).
+  step "small benchmark comparison"
+  bench/compare.sh --small --build build --out build/compare-small
 fi
 
 if [ "${FLEETSCHED_SKIP_DEPLOY:-0}" != 1 ]; then
