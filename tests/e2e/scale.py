@@ -19,6 +19,8 @@ scheduler_schedule_attempts_total{result="scheduled"} reaching M, polled every
 (attempt duration of scheduled attempts; pod scheduling SLI, which includes
 time queued behind other pods); extender latency from fleetsched's
 fleetsched_http_request_duration_seconds (the Go peer exports no metrics).
+Each component's CPU time over the burst (/proc, all threads) is reported
+per scheduled pod: on a shared machine it varies far less than wall time.
 Percentiles from histograms interpolate linearly inside a bucket (as
 Prometheus' histogram_quantile does), so they are only as fine as the buckets.
 
@@ -189,6 +191,12 @@ def fetchText(url: str) -> str:
         return r.read().decode()
 
 
+def cpuSeconds(pid: int) -> float:
+    """User + system CPU of a process, all threads (/proc/PID/stat fields 14, 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def loadAverage() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -248,6 +256,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         base = scheduled()  # 0: nothing scheduled yet
         creator = threading.Thread(target=lambda: result.update(
             pod_create_s=_timed(lambda: burst.post(f"/api/v1/namespaces/{NAMESPACE}/pods", pods))))
+        cpuBefore = {p.name: cpuSeconds(p.pid) for p in plane.processes}
         t0 = time.monotonic()
         creator.start()
         deadline = t0 + args.timeout
@@ -266,6 +275,9 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             time.sleep(min(max(eta / 4, 0.1), 2.0))
             result["scrapes"] = result.get("scrapes", 0) + 1
         tEnd = time.monotonic()
+        # CPU time each component spent on the burst: far less sensitive than
+        # wall time to what else the shared machine runs.
+        result["cpu_s"] = {p.name: cpuSeconds(p.pid) - cpuBefore[p.name] for p in plane.processes}
         creator.join()
         if "pod_create_s" not in result:
             raise HarnessError("pod creation failed (see above)")
@@ -328,13 +340,22 @@ def ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 1000:.1f}"
 
 
+def cpuPerPod(r: dict) -> str:
+    cpu, n = r.get("cpu_s") or {}, max(r["scheduled"], 1)
+    ext = next((v for k, v in cpu.items() if k not in ("etcd", "kube-apiserver", "kube-scheduler")),
+               None)
+    parts = [cpu.get("kube-scheduler"), ext, cpu.get("kube-apiserver")]
+    return " / ".join("–" if v is None else f"{v * 1000 / n:.2f}" for v in parts)
+
+
 def table(results: list[dict]) -> str:
     base = next((r for r in results if r["config"] == "none"), None)
     peer = next((r for r in results if r["config"] == "go-nodenames"), None)
     rows = ["| config | scheduled | s (first create → last scheduled) | pods/s | vs none | "
             "attempt p50 / p99 ms | SLI p50 / p99 ms | extender filter p50 / p99 ms | "
-            "prioritize p50 / p99 ms | creates s | load before → after |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "prioritize p50 / p99 ms | CPU ms/pod: scheduler / extender / apiserver | "
+            "creates s | load before → after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         vs = f"{r['pods_per_s'] / base['pods_per_s']:.2f}×" if base else "–"
         ext = r.get("extender") or {}
@@ -345,7 +366,8 @@ def table(results: list[dict]) -> str:
             f"{ms(r['attempt']['p50_s'])} / {ms(r['attempt']['p99_s'])} | "
             f"{ms(r['sli']['p50_s'])} / {ms(r['sli']['p99_s'])} | "
             f"{ms(f.get('p50_s'))} / {ms(f.get('p99_s'))} | "
-            f"{ms(p.get('p50_s'))} / {ms(p.get('p99_s'))} | {r['pod_create_s']:.1f} | "
+            f"{ms(p.get('p50_s'))} / {ms(p.get('p99_s'))} | {cpuPerPod(r)} | "
+            f"{r['pod_create_s']:.1f} | "
             f"{r['load_before']} → {r['load_after']} |")
     fs = next((r for r in results if r["config"] == "fleetsched"), None)
     if fs and base:
