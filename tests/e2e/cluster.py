@@ -362,7 +362,9 @@ class ControlPlane:
         self.extender, self.extenderProcess = extender, proc
 
     def _startScheduler(self, ignoredByScheduler: bool) -> None:
-        assert self.extender is not None and self.kubeconfig is not None
+        # Without an extender (self.extender None) kube-scheduler runs alone:
+        # the scale run's baseline.
+        assert self.kubeconfig is not None
         self.schedulerPort = freePort()
         config = self.workdir / "scheduler.yaml"
         config.write_text(f"""\
@@ -377,6 +379,7 @@ leaderElection:
 percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
+""" + ("" if self.extender is None else f"""\
 extenders:
 - urlPrefix: "http://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
   filterVerb: filter
@@ -389,7 +392,7 @@ extenders:
   managedResources:
   - name: nvidia.com/gpu
     ignoredByScheduler: {str(ignoredByScheduler).lower()}
-""")
+"""))
         proc = self._spawn("kube-scheduler", [
             self.k8sBin("kube-scheduler"), f"--config={config}",
             "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",

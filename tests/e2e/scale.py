@@ -1,0 +1,435 @@
+"""Scale run: kube-scheduler alone vs. fleetsched vs. the Go NodeNames peer.
+
+For each configuration, on a fresh control plane (cluster.py): create N fake GPU
+nodes (plain Node objects, status capacity/allocatable incl. nvidia.com/gpu)
+concurrently, start the extender and kube-scheduler, create M bare GPU pods
+(1/2/4/8 GPUs) concurrently, and wait until kube-scheduler has bound them all.
+
+  none          kube-scheduler, no extender
+  fleetsched    fleetsched serve --kubeconfig (watch mode) as extender
+  go-nodenames  bench/peers/go-nodenames-extender --nodes <dump of the API's nodes>
+
+Both extenders get the same stanza (filterVerb + prioritizeVerb, nodeCacheCapable,
+managedResources nvidia.com/gpu, weight 1); kube-scheduler runs with qps/burst
+5000/10000 and percentageOfNodesToScore 100 (cluster.py).
+
+pods/s = bound pods / (first create sent -> kube-scheduler's
+scheduler_schedule_attempts_total{result="scheduled"} reaching M, polled every
+0.1-2 s: a quarter of the expected remaining time). Scheduling latency p50/p99 come from kube-scheduler's own histograms
+(attempt duration of scheduled attempts; pod scheduling SLI, which includes
+time queued behind other pods); extender latency from fleetsched's
+fleetsched_http_request_duration_seconds (the Go peer exports no metrics).
+Each component's CPU time over the burst (/proc, all threads) is reported
+per scheduled pod: on a shared machine it varies far less than wall time.
+Percentiles from histograms interpolate linearly inside a bucket (as
+Prometheus' histogram_quantile does), so they are only as fine as the buckets.
+
+Not part of the default test run: tests/e2e/scale.sh runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import random
+import re
+import ssl
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cluster import (ControlPlane, Extender, HarnessError, componentPaths, log,  # noqa: E402
+                     removeWorkdir, waitFor)
+from fleet import A100, H100, NodeShape, nodeObject, pod  # noqa: E402
+
+CONFIGS = ("none", "fleetsched", "go-nodenames")
+# GPUs per pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
+POD_MIX = ((1, 8), (2, 4), (4, 2), (8, 1))
+NAMESPACE = "scale"
+
+
+# ---- fleet and pods -------------------------------------------------------
+
+def scaleNode(i: int, gpusPerNode: int) -> dict:
+    """Node i of the fleet: H100 / A100 alternating, zones a/b/c, all on-demand
+    (spot nodes would make fleetsched refuse capacity the other two use)."""
+    h100 = i % 2 == 0
+    shape = NodeShape(f"gpu-{i:05d}", "zone-" + "abc"[i % 3], gpusPerNode,
+                      H100 if h100 else A100, gpuMemoryMiB=81920 if h100 else 40960)
+    node = nodeObject(shape)
+    # The Go peers score by this label (the seed extender's choice).
+    node["metadata"]["labels"]["gpu.nvidia.com/memory"] = str(shape.gpuMemoryMiB)
+    return node
+
+
+def scalePods(count: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    sizes = [g for g, _ in POD_MIX]
+    weights = [w for _, w in POD_MIX]
+    return [pod(f"p-{i:06d}", rng.choices(sizes, weights)[0]) for i in range(count)]
+
+
+def podGpus(p: dict) -> int:
+    return int(p["spec"]["containers"][0]["resources"].get("limits", {}).get("nvidia.com/gpu", 0))
+
+
+# ---- keep-alive REST client for the bursts ---------------------------------
+
+class Burst:
+    """POSTs many objects concurrently, one keep-alive TLS connection per thread
+    (cluster.Kube opens a connection per request: too slow for thousands)."""
+
+    def __init__(self, plane: ControlPlane, threads: int):
+        self.host, self.port = "127.0.0.1", plane.apiserverPort
+        self.token = plane.token
+        ca = plane.workdir / "pki" / "apiserver.crt"
+        self.context = ssl.create_default_context(cafile=str(ca))
+        self.context.check_hostname = False  # cert names may not include 127.0.0.1
+        self.threads = threads
+        self.local = threading.local()
+
+    def _conn(self) -> http.client.HTTPSConnection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPSConnection(self.host, self.port, context=self.context,
+                                               timeout=60)
+            self.local.conn = conn
+        return conn
+
+    def _post(self, path: str, body: bytes) -> None:
+        for attempt in range(3):
+            conn = self._conn()
+            try:
+                conn.request("POST", path, body, {"Authorization": "Bearer " + self.token,
+                                                  "Content-Type": "application/json",
+                                                  "Accept": "application/json"})
+                resp = conn.getresponse()
+                data = resp.read()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt == 2:
+                    raise
+                continue
+            if resp.status == 429 and attempt < 2:  # apiserver inflight limit: back off
+                time.sleep(0.2)
+                continue
+            if resp.status >= 300:
+                raise HarnessError(f"POST {path}: HTTP {resp.status}: {data[:300]!r}")
+            return
+
+    def post(self, path: str, objects: list[dict]) -> None:
+        bodies = [json.dumps(o).encode() for o in objects]
+        with ThreadPoolExecutor(self.threads) as pool:
+            list(pool.map(lambda b: self._post(path, b), bodies))
+
+
+# ---- Prometheus text ------------------------------------------------------
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parseMetrics(text: str) -> list[tuple[str, dict, float]]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if m:
+            out.append((m.group(1), dict(_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return out
+
+
+def counterSum(samples, name: str, **labels) -> float:
+    return sum(v for n, l, v in samples
+               if n == name and all(l.get(k) == want for k, want in labels.items()))
+
+
+def histogram(samples, name: str, **labels) -> tuple[list[tuple[float, float]], float, float]:
+    """Cumulative buckets [(le, count)] summed over matching series, plus count and sum."""
+    buckets: dict[float, float] = {}
+    for n, l, v in samples:
+        if n == name + "_bucket" and all(l.get(k) == want for k, want in labels.items()):
+            le = float("inf") if l["le"] == "+Inf" else float(l["le"])
+            buckets[le] = buckets.get(le, 0.0) + v
+    return (sorted(buckets.items()), counterSum(samples, name + "_count", **labels),
+            counterSum(samples, name + "_sum", **labels))
+
+
+def quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
+    if not buckets or buckets[-1][1] == 0:
+        return None
+    rank = q * buckets[-1][1]
+    lower, below = 0.0, 0.0
+    for le, count in buckets:
+        if count >= rank:
+            if le == float("inf"):
+                return lower  # beyond the last finite bucket: its bound is all we know
+            return lower + (le - lower) * (rank - below) / max(count - below, 1e-12)
+        lower, below = le, count
+    return lower
+
+
+def latencySummary(samples, name: str, **labels) -> dict:
+    buckets, count, total = histogram(samples, name, **labels)
+    return {"count": int(count), "mean_s": total / count if count else None,
+            "p50_s": quantile(buckets, 0.50), "p99_s": quantile(buckets, 0.99)}
+
+
+def fetchText(url: str) -> str:
+    with urllib.request.urlopen(url, context=ssl._create_unverified_context(), timeout=10) as r:
+        return r.read().decode()
+
+
+def cpuSeconds(pid: int) -> float:
+    """User + system CPU of a process, all threads (/proc/PID/stat fields 14, 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def loadAverage() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# ---- one configuration ----------------------------------------------------
+
+def extenderFor(config: str, args) -> Extender | None:
+    if config == "none":
+        return None
+    if config == "fleetsched":
+        return Extender("fleetsched", [args.fleetsched, "serve", "--listen", "127.0.0.1:{port}",
+                                       "--url-prefix", "/scheduler", "--kubeconfig",
+                                       "{workdir}/kubeconfig"])
+    return Extender("go-nodenames-extender",
+                    [args.go_nodenames, "--listen", "127.0.0.1:{port}", "--url-prefix",
+                     "/scheduler", "--nodes", "{workdir}/nodes.json"], healthPath="/healthz")
+
+
+def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
+    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-scale-{config}-", dir=args.workdir))
+    plane = ControlPlane(workdir, paths)
+    result: dict = {"config": config, "nodes": args.nodes, "pods": len(pods),
+                    "load_before": loadAverage()}
+    log(f"[{config}] work folder {workdir}, load {result['load_before']}")
+    ok = False
+    try:
+        started = time.monotonic()
+        plane.start()
+        burst = Burst(plane, args.threads)
+        t = time.monotonic()
+        burst.post("/api/v1/nodes", [scaleNode(i, args.gpus_per_node) for i in range(args.nodes)])
+        result["node_create_s"] = time.monotonic() - t
+        log(f"[{config}] {args.nodes} nodes created in {result['node_create_s']:.1f} s")
+        extender = extenderFor(config, args)
+        if extender is not None:
+            if config == "go-nodenames":
+                (workdir / "nodes.json").write_text(plane.kubectl("get", "nodes", "-o", "json",
+                                                                  timeout=300))
+            plane.extender = extender
+            plane.startExtender(extender)
+        plane.startScheduler()
+        result["control_plane_up_s"] = time.monotonic() - started
+        plane.kube.createNamespace(NAMESPACE)
+        schedMetrics = f"https://127.0.0.1:{plane.schedulerPort}/metrics"
+
+        # Waiting on kube-scheduler's counter adds no load to the API server (a
+        # pod watch or list would), but its /metrics is ~220 KB of text: each
+        # scrape costs the scheduler CPU, so scrape rarely while far from done
+        # and every 0.1 s only near the end.
+        def scheduled() -> float:
+            text = fetchText(schedMetrics)
+            lines = "\n".join(line for line in text.splitlines()
+                              if line.startswith("scheduler_schedule_attempts_total"))
+            return counterSum(parseMetrics(lines), "scheduler_schedule_attempts_total",
+                              result="scheduled")
+
+        base = scheduled()  # 0: nothing scheduled yet
+        creator = threading.Thread(target=lambda: result.update(
+            pod_create_s=_timed(lambda: burst.post(f"/api/v1/namespaces/{NAMESPACE}/pods", pods))))
+        cpuBefore = {p.name: cpuSeconds(p.pid) for p in plane.processes}
+        t0 = time.monotonic()
+        creator.start()
+        deadline = t0 + args.timeout
+        last = base
+        while time.monotonic() < deadline:
+            for proc in plane.processes:
+                if not proc.alive():
+                    raise HarnessError(f"{proc.name} exited ({proc.popen.returncode}): "
+                                       f"{proc.logTail()}")
+            last = scheduled()
+            if last - base >= len(pods):
+                break
+            elapsed = time.monotonic() - t0
+            rate = (last - base) / elapsed if last > base else 0.0
+            eta = (len(pods) - (last - base)) / rate if rate else 2.0
+            time.sleep(min(max(eta / 4, 0.1), 2.0))
+            result["scrapes"] = result.get("scrapes", 0) + 1
+        tEnd = time.monotonic()
+        # CPU time each component spent on the burst: far less sensitive than
+        # wall time to what else the shared machine runs.
+        result["cpu_s"] = {p.name: cpuSeconds(p.pid) - cpuBefore[p.name] for p in plane.processes}
+        creator.join()
+        if "pod_create_s" not in result:
+            raise HarnessError("pod creation failed (see above)")
+        boundCount = int(last - base)
+        result.update(first_create_to_last_scheduled_s=tEnd - t0, scheduled=boundCount,
+                      pods_per_s=boundCount / (tEnd - t0))
+        log(f"[{config}] {boundCount}/{len(pods)} scheduled in {tEnd - t0:.1f} s "
+            f"(creates took {result['pod_create_s']:.1f} s)")
+
+        samples = parseMetrics(fetchText(schedMetrics))
+        result["attempt"] = latencySummary(samples, "scheduler_scheduling_attempt_duration_seconds",
+                                           result="scheduled")
+        result["sli"] = latencySummary(samples, "scheduler_pod_scheduling_sli_duration_seconds")
+        result["unschedulable_attempts"] = int(counterSum(
+            samples, "scheduler_schedule_attempts_total", result="unschedulable"))
+        result["error_attempts"] = int(counterSum(
+            samples, "scheduler_schedule_attempts_total", result="error"))
+        if config == "fleetsched":
+            ext = parseMetrics(fetchText(f"http://127.0.0.1:{plane.extender.port}/metrics"))
+            result["extender"] = {verb: latencySummary(
+                ext, "fleetsched_http_request_duration_seconds", verb=verb)
+                for verb in ("filter", "prioritize")}
+        result["check"] = checkPlacements(plane, args.gpus_per_node)
+        result["load_after"] = loadAverage()
+        ok = boundCount >= len(pods) and result["check"]["over_allocated_nodes"] == 0
+        if not ok:
+            log(f"[{config}] incomplete or inconsistent: {result['check']}")
+        return result
+    finally:
+        plane.stop()
+        if ok and not args.keep:
+            removeWorkdir(workdir)
+        else:
+            log(f"[{config}] logs kept in {workdir}")
+
+
+def _timed(fn) -> float:
+    t = time.monotonic()
+    fn()
+    return time.monotonic() - t
+
+
+def checkPlacements(plane: ControlPlane, gpusPerNode: int) -> dict:
+    """After the run: every pod bound, no node over its GPUs (one list, off the clock)."""
+    items = plane.kube.request("GET", f"/api/v1/namespaces/{NAMESPACE}/pods",
+                               timeout=300).get("items") or []
+    use: dict[str, int] = {}
+    for p in items:
+        node = p["spec"].get("nodeName")
+        if node:
+            use[node] = use.get(node, 0) + podGpus(p)
+    return {"bound": sum(1 for p in items if p["spec"].get("nodeName")),
+            "nodes_used": len(use), "gpus_used": sum(use.values()),
+            "over_allocated_nodes": sum(1 for g in use.values() if g > gpusPerNode)}
+
+
+# ---- report ---------------------------------------------------------------
+
+def ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 1000:.1f}"
+
+
+def cpuPerPod(r: dict) -> str:
+    cpu, n = r.get("cpu_s") or {}, max(r["scheduled"], 1)
+    ext = next((v for k, v in cpu.items() if k not in ("etcd", "kube-apiserver", "kube-scheduler")),
+               None)
+    parts = [cpu.get("kube-scheduler"), ext, cpu.get("kube-apiserver")]
+    return " / ".join("–" if v is None else f"{v * 1000 / n:.2f}" for v in parts)
+
+
+def table(results: list[dict]) -> str:
+    base = next((r for r in results if r["config"] == "none"), None)
+    peer = next((r for r in results if r["config"] == "go-nodenames"), None)
+    rows = ["| config | scheduled | s (first create → last scheduled) | pods/s | vs none | "
+            "attempt p50 / p99 ms | SLI p50 / p99 ms | extender filter p50 / p99 ms | "
+            "prioritize p50 / p99 ms | CPU ms/pod: scheduler / extender / apiserver | "
+            "creates s | load before → after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        vs = f"{r['pods_per_s'] / base['pods_per_s']:.2f}×" if base else "–"
+        ext = r.get("extender") or {}
+        f, p = ext.get("filter", {}), ext.get("prioritize", {})
+        rows.append(
+            f"| {r['config']} | {r['scheduled']}/{r['pods']} | "
+            f"{r['first_create_to_last_scheduled_s']:.1f} | {r['pods_per_s']:.0f} | {vs} | "
+            f"{ms(r['attempt']['p50_s'])} / {ms(r['attempt']['p99_s'])} | "
+            f"{ms(r['sli']['p50_s'])} / {ms(r['sli']['p99_s'])} | "
+            f"{ms(f.get('p50_s'))} / {ms(f.get('p99_s'))} | "
+            f"{ms(p.get('p50_s'))} / {ms(p.get('p99_s'))} | {cpuPerPod(r)} | "
+            f"{r['pod_create_s']:.1f} | "
+            f"{r['load_before']} → {r['load_after']} |")
+    fs = next((r for r in results if r["config"] == "fleetsched"), None)
+    if fs and base:
+        rows.append(f"\nfleetsched ÷ none: {fs['pods_per_s'] / base['pods_per_s']:.2f} (target ≥ 0.90)")
+    if fs and peer:
+        rows.append(f"fleetsched ÷ go-nodenames: {fs['pods_per_s'] / peer['pods_per_s']:.2f} "
+                    "(target ≥ 5)")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--pods", type=int, default=3000)
+    ap.add_argument("--gpus-per-node", type=int, default=8)
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help=f"comma-separated, in run order (default {','.join(CONFIGS)})")
+    ap.add_argument("--threads", type=int, default=16, help="concurrent creates")
+    ap.add_argument("--timeout", type=float, default=1200, help="seconds per configuration")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default="scale-results.json")
+    ap.add_argument("--fleetsched", default=os.environ.get("FLEETSCHED_BIN", ""))
+    ap.add_argument("--go-nodenames", default=os.environ.get("FLEETSCHED_GO_NODENAMES", ""))
+    ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
+    ap.add_argument("--keep", action="store_true", help="keep every work folder")
+    args = ap.parse_args()
+    configs = [c for c in args.configs.split(",") if c]
+    for c in configs:
+        if c not in CONFIGS:
+            ap.error(f"unknown config {c}; expected one of {', '.join(CONFIGS)}")
+    if "fleetsched" in configs and not os.access(args.fleetsched, os.X_OK):
+        ap.error("fleetsched config needs --fleetsched or FLEETSCHED_BIN")
+    if "go-nodenames" in configs and not os.access(args.go_nodenames, os.X_OK):
+        ap.error("go-nodenames config needs --go-nodenames or FLEETSCHED_GO_NODENAMES")
+    pods = scalePods(args.pods, args.seed)
+    demand, supply = sum(podGpus(p) for p in pods), args.nodes * args.gpus_per_node
+    if demand > 0.9 * supply:
+        # Pods that cannot fit would keep retrying and there would be no "last
+        # scheduled pod": the run measures throughput, not overflow.
+        ap.error(f"{args.pods} pods need {demand} GPUs; {args.nodes} nodes × "
+                 f"{args.gpus_per_node} hold {supply}: keep demand ≤ 90 % "
+                 "(more nodes, fewer pods or --gpus-per-node up to 16)")
+    paths = componentPaths()
+    results = []
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": platform.node(),
+            "cpus": os.cpu_count(), "kernel": platform.release(),
+            "k8s": paths.get("FLEETSCHED_E2E_K8S_VERSION"),
+            "etcd": paths.get("FLEETSCHED_E2E_ETCD_VERSION"),
+            "nodes": args.nodes, "pods": args.pods, "gpus_per_node": args.gpus_per_node,
+            "pod_gpus_mix": dict(POD_MIX), "pod_gpus_total": demand, "threads": args.threads,
+            "argv": sys.argv[1:]}
+    for config in configs:
+        results.append(runConfig(config, args, paths, pods))
+        Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    print(f"{meta['date']}, {args.nodes} nodes × {args.gpus_per_node} GPUs, {args.pods} pods "
+          f"({demand} GPUs), k8s {meta['k8s']}, etcd {meta['etcd']}")
+    print(table(results))
+    log(f"results written to {args.json}")
+    complete = all(r["scheduled"] >= r["pods"] and r["check"]["over_allocated_nodes"] == 0
+                   for r in results)
+    return 0 if complete else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Scale run (not part of the default test run): N fake GPU nodes, M GPU pods,
+# three configurations each on a fresh control plane (kube-scheduler alone,
+# fleetsched as extender, the Go NodeNames peer as extender). Prints a table
+# and writes JSON (--json, default scale-results.json). See README.md.
+#
+#   tests/e2e/scale.sh --nodes 1000 --pods 3000
+#   tests/e2e/scale.sh --nodes 5000 --pods 10000 --configs none,fleetsched
+#
+# Environment: FLEETSCHED_BIN (skip the meson build), FLEETSCHED_GO_NODENAMES
+# (skip the peer build), FLEETSCHED_CACHE (component cache root).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
+
+eval "$(tests/e2e/build-components.sh)"
+export FLEETSCHED_E2E_K8S_BIN FLEETSCHED_E2E_ETCD_BIN
+
+if [[ -z ${FLEETSCHED_BIN:-} ]]; then
+  scripts/bootstrap.sh
+  [[ -f build/build.ninja ]] || nice -n 10 meson setup build --buildtype=release >/dev/null
+  nice -n 10 ninja -C build cmd/fleetsched/fleetsched >/dev/null
+  export FLEETSCHED_BIN="$root/build/cmd/fleetsched/fleetsched"
+fi
+if [[ -z ${FLEETSCHED_GO_NODENAMES:-} ]]; then
+  [[ -x build/peers/go-nodenames-extender ]] || nice -n 10 bench/peers/build.sh "$root/build/peers"
+  export FLEETSCHED_GO_NODENAMES="$root/build/peers/go-nodenames-extender"
+fi
+
+exec python3 tests/e2e/scale.py "$@"
