@@ -1,0 +1,74 @@
+"""Preemption through the extender (`preemptVerb: preempt`, binder cluster): a full
+fleet of low-priority one-GPU pods, then a high-priority pod. kube-scheduler finds
+victims by its own dry run, passes them through fleetsched's preempt verb, deletes
+them, and schedules the preemptor on the node it chose (fleetsched binds it).
+
+No controller manager and no kubelet run here. kube-scheduler deletes the victims
+itself with the pod's own grace period: with terminationGracePeriodSeconds 0 (the
+harness's pods) they vanish at once; with a grace period they would stay
+Terminating, holding their GPUs, since no kubelet confirms the deletion."""
+
+import time
+
+import pytest
+
+from cluster import waitFor
+from conftest import isBound, unschedulableMessage
+from fleet import FLEET, pod
+from test_binder import metric
+
+pytestmark = pytest.mark.fleetsched
+
+TOLERANT = {"fleetsched.io/spot-tolerant": "true"}
+TOTAL_GPUS = sum(s.gpus for s in FLEET)
+
+
+def ensurePriorityClass(cluster, name: str, value: int) -> None:
+    path = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    if any(pc["metadata"]["name"] == name for pc in cluster.kube.request("GET", path).get("items", [])):
+        return
+    cluster.kube.request("POST", path, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": name}, "value": value,
+                                        "preemptionPolicy": "PreemptLowerPriority"})
+
+
+def withPriority(p: dict, className: str) -> dict:
+    p["spec"]["priorityClassName"] = className
+    return p
+
+
+def test_high_priority_pod_preempts_only_what_it_needs(binderCluster, binderNamespace):
+    cluster, namespace = binderCluster, binderNamespace
+    ensurePriorityClass(cluster, "e2e-low", 100)
+    ensurePriorityClass(cluster, "e2e-high", 100000)
+    low = [withPriority(pod(f"low-{i:02d}", 1, annotations=TOLERANT), "e2e-low") for i in range(TOTAL_GPUS)]
+    cluster.createPods(namespace, low)
+    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
+    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
+    assert not waiting, waiting
+    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    cluster.waitAuditClean()  # fleetsched has seen every low pod bound
+
+    preempts = metric(cluster, "http_requests_total", verb="preempt")
+    started = time.monotonic()
+    cluster.kube.createPod(namespace, withPriority(pod("high", 2, annotations=TOLERANT), "e2e-high"))
+    high = waitFor("the high-priority pod to be bound",
+                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high")),
+                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    node = high["spec"]["nodeName"]
+    cluster.report(f"preemption: high-priority pod bound on {node} after "
+                   f"{time.monotonic() - started:.1f} s")
+
+    assert metric(cluster, "http_requests_total", verb="preempt") > preempts, \
+        "kube-scheduler preempted without asking fleetsched's preempt verb"
+    remaining = {p["metadata"]["name"]: p for p in cluster.kube.listPods(namespace)}
+    evicted = sorted(set(placed) - set(remaining))
+    # Exactly the two one-GPU pods the preemptor needs, both from its node.
+    assert len(evicted) == 2, f"evicted {evicted}"
+    assert all(placed[n] == node for n in evicted), {n: placed[n] for n in evicted}
+    for name, was in placed.items():
+        if name in remaining:
+            assert remaining[name]["spec"].get("nodeName") == was, f"{name} moved or lost its node"
+    cluster.assertGpuIndexesSound()
+    cluster.waitAuditClean()
+    cluster.syncExtender()
