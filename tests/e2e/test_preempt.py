@@ -14,7 +14,7 @@ import pytest
 
 from cluster import waitFor
 from conftest import isBound, unschedulableMessage
-from fleet import FLEET, pod
+from fleet import A100, FLEET, H100, pod
 from test_binder import metric
 
 pytestmark = pytest.mark.fleetsched
@@ -72,3 +72,46 @@ def test_high_priority_pod_preempts_only_what_it_needs(binderCluster, binderName
     cluster.assertGpuIndexesSound()
     cluster.waitAuditClean()
     cluster.syncExtender()
+
+
+def test_preemption_skips_nodes_fleetsched_rejects(binderCluster, binderNamespace):
+    # kube-scheduler's preemption dry run knows nothing of fleetsched's rules. Here
+    # each H100 node needs one victim (a 4-GPU pod) and each A100 node four (one-GPU
+    # pods), so by its tie-breaks (lowest sum of victim priorities) it prefers an
+    # H100 node, although the preemptor allows only A100s (fleetsched.io/gpu-models)
+    # and does not tolerate spot. fleetsched's preempt verb must drop the nodes its
+    # filter rejects whatever is evicted; otherwise each H100 node loses a pod in
+    # turn and the preemptor still does not fit there.
+    cluster, namespace = binderCluster, binderNamespace
+    ensurePriorityClass(cluster, "e2e-low", 100)
+    ensurePriorityClass(cluster, "e2e-high", 100000)
+    low = []
+    for s in FLEET:
+        if s.product == H100:
+            low += [withPriority(pod(f"low-{s.name}-{i}", 4, annotations=TOLERANT,
+                                     nodeSelector={"kubernetes.io/hostname": s.name}), "e2e-low")
+                    for i in range(s.gpus // 4)]
+        elif s.product == A100:
+            low += [withPriority(pod(f"low-{s.name}-{i}", 1, annotations=TOLERANT,
+                                     nodeSelector={"kubernetes.io/hostname": s.name}), "e2e-low")
+                    for i in range(s.gpus)]
+    cluster.createPods(namespace, low)
+    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
+    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
+    assert not waiting, waiting
+    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    cluster.waitAuditClean()
+
+    cluster.kube.createPod(namespace, withPriority(
+        pod("high-a100", 4, annotations={"fleetsched.io/gpu-models": A100}), "e2e-high"))
+    high = waitFor("the high-priority pod to be bound",
+                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high-a100")),
+                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    node = high["spec"]["nodeName"]
+    assert node in ("a100-a-0", "a100-c-0"), node
+    remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
+    evicted = sorted(set(placed) - remaining)
+    assert len(evicted) == 4 and all(placed[n] == node for n in evicted), \
+        {n: placed[n] for n in evicted}
+    cluster.assertGpuIndexesSound()
+    cluster.waitAuditClean()
