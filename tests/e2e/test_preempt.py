@@ -115,3 +115,50 @@ def test_preemption_skips_nodes_fleetsched_rejects(binderCluster, binderNamespac
         {n: placed[n] for n in evicted}
     cluster.assertGpuIndexesSound()
     cluster.waitAuditClean()
+
+
+def test_victims_with_a_grace_period_hold_their_gpus_until_gone(binderCluster, binderNamespace):
+    # With a grace period, kube-scheduler's delete only marks the victims
+    # Terminating; a kubelet would confirm later, none runs here. Meanwhile the
+    # preemptor is nominated and must not be bound onto GPUs the victims still
+    # hold, by kube-scheduler or by fleetsched's binder. The harness then does the
+    # kubelet's part (deletion with grace 0) and the preemptor binds there.
+    cluster, namespace = binderCluster, binderNamespace
+    ensurePriorityClass(cluster, "e2e-low", 100)
+    ensurePriorityClass(cluster, "e2e-high", 100000)
+    low = []
+    for i in range(TOTAL_GPUS):
+        p = withPriority(pod(f"low-{i:02d}", 1, annotations=TOLERANT), "e2e-low")
+        p["spec"]["terminationGracePeriodSeconds"] = 30
+        low.append(p)
+    cluster.createPods(namespace, low)
+    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
+    assert all(isBound(p) for p in settled.values())
+    cluster.waitAuditClean()
+
+    cluster.kube.createPod(namespace, withPriority(pod("high", 2, annotations=TOLERANT), "e2e-high"))
+
+    def nominatedWithVictims():
+        high = cluster.kube.getPod(namespace, "high")
+        node = (high.get("status") or {}).get("nominatedNodeName")
+        victims = [p for p in cluster.kube.listPods(namespace) if p["metadata"].get("deletionTimestamp")]
+        return (node, victims) if node and len(victims) == 2 else None
+
+    node, victims = waitFor("the preemptor to be nominated and two victims terminating", nominatedWithVictims,
+                            timeout=30, interval=0.2, watch=cluster.plane.processes)
+    assert all(v["spec"]["nodeName"] == node for v in victims), [v["spec"]["nodeName"] for v in victims]
+    time.sleep(3)  # several scheduling retries of the preemptor
+    assert not isBound(cluster.kube.getPod(namespace, "high"))
+    assert len([p for p in cluster.kube.listPods(namespace) if p["metadata"].get("deletionTimestamp")]) == 2
+    assert cluster.fleetschedView()[node]["gpusFree"] == 0, "fleetsched freed GPUs of terminating pods"
+
+    for v in victims:
+        cluster.kube.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{v['metadata']['name']}",
+                             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+    high = waitFor("the high-priority pod to be bound",
+                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high")),
+                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    assert high["spec"]["nodeName"] == node
+    assert len(cluster.kube.listPods(namespace)) == TOTAL_GPUS - 1
+    cluster.assertGpuIndexesSound()
+    cluster.waitAuditClean()
