@@ -148,9 +148,22 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
   }
+  // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
+  // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
+  // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
+  // without grace period), so trust it for that node; the binder re-checks before binding.
+  const std::string_view nominated = args_.pod.nominatedNodeName;
   for (size_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
+    if (s.code == plugins::Code::Unschedulable && !nominated.empty() && nodes_[i]->name == nominated) {
+      if (names) {
+        r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
+      } else {
+        r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
+      }
+      continue;
+    }
     codec::FailedNode f{nodes_[i]->name, s.reason};
     if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
       r.failedAndUnresolvableNodes.push_back(f);
