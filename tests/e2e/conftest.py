@@ -391,8 +391,18 @@ def namespace(cluster, request):
 
 @pytest.fixture
 def binderNamespace(binderCluster, request):
-    """namespace, on the binder cluster."""
-    yield from _namespaceFor(binderCluster, request)
+    """namespace, on the binder cluster. Afterwards, fleetsched must not have clipped
+    any per-GPU charge during the test (gpuOvercommits, counted since its start):
+    a clip means it charged one GPU index to two pods."""
+    pid = binderCluster.plane.extenderProcess.pid
+    before = binderCluster.audit()["gpuOvercommits"]
+    steps = _namespaceFor(binderCluster, request)
+    yield next(steps)
+    if binderCluster.plane.extenderProcess.pid != pid:
+        before = 0  # restarted: counted afresh
+    after = binderCluster.audit()["gpuOvercommits"]
+    next(steps, None)
+    assert after == before, f"fleetsched clipped {after - before} per-GPU charges (double-charged GPU indexes)"
 
 
 def _namespaceFor(cluster, request):

@@ -89,10 +89,16 @@ def test_fleetsched_killed_mid_run(binderCluster, binderNamespace):
     cluster, namespace = binderCluster, binderNamespace
     sizes = [1, 2, 1, 4]
     pods = [pod(f"crash-{i:03d}", sizes[i % 4], annotations=TOLERANT) for i in range(60)]
-    creator = threading.Thread(target=cluster.createPods, args=(namespace, pods), kwargs={"parallel": 4})
+    def create():
+        # A steady stream (about 2.5 s for all), so the kill below lands mid-run
+        # however fast kube-scheduler drains the queue.
+        for p in pods:
+            cluster.kube.createPod(namespace, p)
+            time.sleep(0.04)
+
+    creator = threading.Thread(target=create)
     creator.start()
-    # Kill once some, but not all, pods are bound.
-    waitFor("a first pod to be bound", lambda: any(isBound(p) for p in cluster.kube.listPods(namespace)),
+    waitFor("a few pods to be bound", lambda: sum(isBound(p) for p in cluster.kube.listPods(namespace)) >= 3,
             timeout=60, interval=0.05, watch=cluster.plane.processes)
     boundBefore = sum(1 for p in cluster.kube.listPods(namespace) if isBound(p))
     cluster.plane.killExtender()
