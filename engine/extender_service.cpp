@@ -315,7 +315,12 @@ void ExtenderService::bind(ExtenderRequest& req, const cache::Snapshot& snap) {
     badRequest(req);
     return;
   }
-  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, snap);
+  // The batch's snapshot predates the reservations of the binds before this one in the batch
+  // (kube-scheduler binds from parallel goroutines, so a burst brings several per loop turn):
+  // deciding on it handed two pods the same GPU indexes. Decide on the current version.
+  (void)snap;
+  cache::Snapshot current = reader_.acquire();
+  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, current);
   if (req.deferred) return;
   codec::encodeBindingResult(error, req.response);
 }
