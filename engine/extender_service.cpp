@@ -148,9 +148,22 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
   }
+  // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
+  // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
+  // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
+  // without grace period), so trust it for that node; the binder re-checks before binding.
+  const std::string_view nominated = args_.pod.nominatedNodeName;
   for (size_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
+    if (s.code == plugins::Code::Unschedulable && !nominated.empty() && nodes_[i]->name == nominated) {
+      if (names) {
+        r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
+      } else {
+        r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
+      }
+      continue;
+    }
     codec::FailedNode f{nodes_[i]->name, s.reason};
     if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
       r.failedAndUnresolvableNodes.push_back(f);
@@ -302,7 +315,12 @@ void ExtenderService::bind(ExtenderRequest& req, const cache::Snapshot& snap) {
     badRequest(req);
     return;
   }
-  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, snap);
+  // The batch's snapshot predates the reservations of the binds before this one in the batch
+  // (kube-scheduler binds from parallel goroutines, so a burst brings several per loop turn):
+  // deciding on it handed two pods the same GPU indexes. Decide on the current version.
+  (void)snap;
+  cache::Snapshot current = reader_.acquire();
+  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, current);
   if (req.deferred) return;
   codec::encodeBindingResult(error, req.response);
 }

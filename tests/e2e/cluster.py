@@ -218,6 +218,8 @@ class ControlPlane:
     kubeconfig: Path | None = None
     extender: Extender | None = None
     extenderProcess: Process | None = None
+    apiserverProcess: Process | None = None
+    apiserverArgv: list[str] = field(default_factory=list)
 
     # ---- process plumbing -------------------------------------------------
 
@@ -276,8 +278,9 @@ class ControlPlane:
     def startExtender(self, extender: Extender) -> None:
         self._retryOnPortClash(self._startExtender, extender)
 
-    def startScheduler(self, ignoredByScheduler: bool = False) -> None:
-        self._retryOnPortClash(self._startScheduler, ignoredByScheduler)
+    def startScheduler(self, ignoredByScheduler: bool = False, binder: bool = False) -> None:
+        """binder: kube-scheduler also sends bindVerb and preemptVerb to the extender."""
+        self._retryOnPortClash(self._startScheduler, ignoredByScheduler, binder)
 
     def _startEtcd(self) -> None:
         client, peer = freePort(), freePort()
@@ -307,7 +310,7 @@ class ControlPlane:
         tokens.write_text(f"{self.token},admin,admin-uid,system:masters\n")
         tokens.chmod(0o600)
         self.apiserverPort = freePort()
-        proc = self._spawn("kube-apiserver", [
+        self.apiserverArgv = [
             self.k8sBin("kube-apiserver"),
             f"--etcd-servers={self.etcdUrl}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -324,7 +327,9 @@ class ControlPlane:
             "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
             "--allow-privileged=true",
             "--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
-        ])
+        ]
+        proc = self._spawn("kube-apiserver", self.apiserverArgv)
+        self.apiserverProcess = proc
         server = f"https://127.0.0.1:{self.apiserverPort}"
         waitFor("kube-apiserver /readyz",
                 lambda: httpGetOk(server + "/readyz", self.token), timeout=120, process=proc)
@@ -361,12 +366,13 @@ class ControlPlane:
                 timeout=30, process=proc)
         self.extender, self.extenderProcess = extender, proc
 
-    def _startScheduler(self, ignoredByScheduler: bool) -> None:
+    def _startScheduler(self, ignoredByScheduler: bool, binder: bool = False) -> None:
         # Without an extender (self.extender None) kube-scheduler runs alone:
         # the scale run's baseline.
         assert self.kubeconfig is not None
         self.schedulerPort = freePort()
         config = self.workdir / "scheduler.yaml"
+        binderVerbs = "  preemptVerb: preempt\n  bindVerb: bind\n" if binder else ""
         config.write_text(f"""\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -384,7 +390,7 @@ extenders:
 - urlPrefix: "http://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
   filterVerb: filter
   prioritizeVerb: prioritize
-  weight: 1
+{binderVerbs}  weight: 1
   enableHTTPS: false
   nodeCacheCapable: true
   httpTimeout: 5s
@@ -406,6 +412,45 @@ extenders:
     def start(self) -> None:
         self.startEtcd()
         self.startApiserver()
+
+    # ---- restarts (same ports, same files: clients keep their config) -----
+
+    def _replace(self, old: Process, new: Process) -> None:
+        # Keep start order so stop() still goes newest first.
+        self.processes.remove(new)
+        self.processes[self.processes.index(old)] = new
+
+    def killExtender(self) -> None:
+        """SIGKILLs the extender: a crash, nothing flushed or said goodbye."""
+        proc = self.extenderProcess
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.popen.wait(10)
+
+    def restartExtender(self) -> None:
+        """Starts the extender again on its port (kube-scheduler's config names it)."""
+        old, extender = self.extenderProcess, self.extender
+        if old.alive():
+            old.stop()
+        argv = [a.format(port=extender.port, workdir=self.workdir) for a in extender.argv]
+        proc = self._spawn(extender.name, argv)
+        self._replace(old, proc)
+        self.extenderProcess = proc
+        waitFor(f"{extender.name} {extender.healthPath} after restart",
+                lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
+                timeout=30, process=proc)
+
+    def restartApiserver(self, downSeconds: float = 0.0) -> None:
+        """Stops kube-apiserver (SIGTERM), waits, starts it again on the same port
+        with the same certificates and token file."""
+        old = self.apiserverProcess
+        old.stop()
+        time.sleep(downSeconds)
+        proc = self._spawn("kube-apiserver", self.apiserverArgv)
+        self._replace(old, proc)
+        self.apiserverProcess = proc
+        waitFor("kube-apiserver /readyz after restart",
+                lambda: httpGetOk(f"https://127.0.0.1:{self.apiserverPort}/readyz", self.token),
+                timeout=120, process=proc)
 
     # ---- helpers for scenarios -------------------------------------------
 

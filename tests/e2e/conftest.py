@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import json
 import os
 import re
 import signal
@@ -32,6 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,  # noqa: E402
                      componentPaths, log, removeWorkdir, waitFor)
+
+# Seconds between fleetsched's audits of its cache against a fresh pod list (binder cluster).
+AUDIT_INTERVAL = 2
 from fleet import FLEET, nodeObject  # noqa: E402
 
 _failed = False
@@ -203,6 +207,76 @@ class Cluster:
         return use
 
 
+    # ---- fleetsched's own accounting (binder cluster) ----------------------
+
+    def audit(self) -> dict:
+        """fleetsched's /debug/audit: its cache compared with a fresh pod list."""
+        port = self.plane.extender.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/audit", timeout=5) as resp:
+            return json.loads(resp.read())
+
+    def waitAuditClean(self, timeout: float = 30.0) -> dict:
+        """Waits until /debug/audit compared the cache with the API server and found
+        every node's charges equal to the bound pods', none overcommitted and no
+        reservation left unconfirmed; it must stay so across a whole audit interval,
+        so the answer cannot be a comparison taken before the cluster settled.
+        (audit.cpp does not count mismatches while reservations are live, hence
+        reservationsLive == 0 here.)"""
+        last: dict = {}
+        cleanSince: list[float] = []
+
+        def clean():
+            last.clear()
+            last.update(self.audit())
+            bound = sum(1 for p in self.kube.listPods() if isBound(p))
+            ok = (last.get("comparedWithApiServer") and last.get("clean")
+                  and last.get("reservationsLive") == 0 and last.get("checkedPods") == bound)
+            if not ok:
+                cleanSince.clear()
+                return None
+            if not cleanSince:
+                cleanSince.append(time.monotonic())
+            return dict(last) if time.monotonic() - cleanSince[0] > AUDIT_INTERVAL * 1.5 else None
+
+        try:
+            return waitFor("fleetsched's /debug/audit to stay clean", clean, timeout=timeout,
+                           interval=0.3, process=self.plane.extenderProcess)
+        except HarnessError as e:
+            raise HarnessError(f"{e}\nlast /debug/audit: {json.dumps(last)}") from None
+
+    def gpuIndexes(self) -> dict[str, list[tuple[str, int, list[int]]]]:
+        """node -> [(namespace/pod, GPUs requested, indexes in fleetsched.io/gpu-index)]
+        for every bound GPU pod; no annotation gives an empty list."""
+        out: dict[str, list[tuple[str, int, list[int]]]] = {}
+        for p in self.kube.listPods():
+            node = p["spec"].get("nodeName")
+            if not node or not podGpus(p):
+                continue
+            value = (p["metadata"].get("annotations") or {}).get("fleetsched.io/gpu-index", "")
+            indexes = [int(i) for i in value.split("-")] if value else []
+            name = f'{p["metadata"]["namespace"]}/{p["metadata"]["name"]}'
+            out.setdefault(node, []).append((name, podGpus(p), indexes))
+        return out
+
+    def assertGpuIndexesSound(self) -> int:
+        """Every bound GPU pod carries fleetsched.io/gpu-index with exactly as many
+        distinct indexes as GPUs it asks for, each below the node's GPU count, and
+        no index is given to two pods on one node. Returns the pods checked."""
+        gpus = {s.name: s.gpus for s in FLEET}
+        checked = 0
+        for node, pods in self.gpuIndexes().items():
+            owner: dict[int, str] = {}
+            for name, wanted, indexes in pods:
+                checked += 1
+                assert len(indexes) == wanted and len(set(indexes)) == wanted, \
+                    f"{name} on {node} asks for {wanted} GPUs, fleetsched.io/gpu-index gives {indexes}"
+                for i in indexes:
+                    assert 0 <= i < gpus[node], f"{name} on {node}: GPU {i} of {gpus[node]}"
+                    assert i not in owner, f"{node}: GPU {i} given to both {owner[i]} and {name}"
+                    owner[i] = name
+        return checked
+
+
 def _reloadLines(proc) -> list[str]:
     text = proc.logPath.read_text(errors="replace")
     return [line for line in text.splitlines()
@@ -240,19 +314,34 @@ def podGpus(pod: dict) -> int:
 
 @pytest.fixture(scope="session", params=_sources())
 def cluster(request):
+    yield from _runCluster(request.param, _extenderChoice(request.param))
+
+
+@pytest.fixture(scope="session")
+def binderCluster():
+    """A control plane of its own where fleetsched also binds and preempts:
+    `serve --kubeconfig … --bind --audit-interval 2`, kube-scheduler with
+    `bindVerb: bind` and `preemptVerb: preempt`. Scenarios may kill and restart
+    fleetsched and kube-apiserver here."""
+    if os.environ.get("FLEETSCHED_E2E_EXTENDER") == "stub":
+        pytest.skip("binder scenarios need fleetsched")
+    extender = _extenderChoice("watch")
+    extender.argv += ["--bind", "--audit-interval", str(AUDIT_INTERVAL)]
+    yield from _runCluster("binder", extender, binder=True)
+
+
+def _runCluster(source: str, extender: Extender, binder: bool = False):
     global _failed, _keptLogs
     paths = componentPaths()
     for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
                       ("FLEETSCHED_E2E_K8S_BIN", "kube-scheduler"), ("FLEETSCHED_E2E_K8S_BIN", "kubectl")):
         if not os.access(Path(paths[key]) / name, os.X_OK):
             pytest.exit(f"missing {Path(paths[key]) / name}: run tests/e2e/build-components.sh", 2)
-    source = request.param
-    extender = _extenderChoice(source)
 
     parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
     if parent:
         Path(parent).mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{request.param}-", dir=parent))
+    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{source}-", dir=parent))
     plane = ControlPlane(workdir, paths)
     # pytest runs fixture teardown on failures and on Ctrl-C; atexit and the
     # SIGTERM handler cover a harness that is stopped from outside.
@@ -269,7 +358,7 @@ def cluster(request):
             plane.kube.createNode(nodeObject(shape))
         plane.dumpState()
         plane.startExtender(extender)
-        plane.startScheduler()
+        plane.startScheduler(binder=binder)
         _reportLines.append(f"[{source}] control plane up in {time.monotonic() - started:.1f} s")
         log(f"control plane up in {time.monotonic() - started:.1f} s "
             f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
@@ -297,6 +386,26 @@ def namespace(cluster, request):
     """A fresh namespace per test; its pods are deleted afterwards so the next
     test starts on an empty fleet (namespaces themselves need the controller
     manager to go away, so they stay)."""
+    yield from _namespaceFor(cluster, request)
+
+
+@pytest.fixture
+def binderNamespace(binderCluster, request):
+    """namespace, on the binder cluster. Afterwards, fleetsched must not have clipped
+    any per-GPU charge during the test (gpuOvercommits, counted since its start):
+    a clip means it charged one GPU index to two pods."""
+    pid = binderCluster.plane.extenderProcess.pid
+    before = binderCluster.audit()["gpuOvercommits"]
+    steps = _namespaceFor(binderCluster, request)
+    yield next(steps)
+    if binderCluster.plane.extenderProcess.pid != pid:
+        before = 0  # restarted: counted afresh
+    after = binderCluster.audit()["gpuOvercommits"]
+    next(steps, None)
+    assert after == before, f"fleetsched clipped {after - before} per-GPU charges (double-charged GPU indexes)"
+
+
+def _namespaceFor(cluster, request):
     slug = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())
     name = f"t{next(_namespaceIds)}-{slug}"[:63].rstrip("-")
     cluster.kube.createNamespace(name)
