@@ -101,7 +101,7 @@ echo "check.sh: lint_manifests.py"
 rm -rf "$out/scheduler-configs"
 python3 "$deploy/lint_manifests.py" --write-scheduler-configs "$out/scheduler-configs" \
   --dashboard "$deploy/grafana/fleetsched.json" \
-  --metric-sources "$deploy/../engine" --metric-sources "$deploy/../cache" \
+  --metric-sources "$deploy/../engine" --metric-sources "$deploy/../cache" --metric-sources "$deploy/../cmd" \
   "$deploy"/kubernetes/*.yaml "$deploy"/kubernetes/optional/*.yaml \
   "${rendered[@]}"
 

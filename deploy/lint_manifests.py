@@ -34,7 +34,7 @@ EXTENDER_KEYS = {
 }
 # The names the engine and cache publish (design.md section 6, deploy task brief).
 KNOWN_METRICS = {
-    "fleetsched_requests_total", "fleetsched_request_duration_seconds_bucket",
+    "fleetsched_http_requests_total", "fleetsched_http_request_duration_seconds_bucket",
     "fleetsched_http_errors_total", "fleetsched_phase_duration_seconds_bucket",
     "fleetsched_cache_nodes", "fleetsched_cache_pods", "fleetsched_watch_lag_seconds",
     "fleetsched_relists_total", "fleetsched_reservations", "fleetsched_gpu_allocated",

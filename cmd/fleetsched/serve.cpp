@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "cache/cache.h"
 #include "cache/demo_fleet.h"
@@ -55,6 +56,10 @@ struct ServeState {
   std::string lastAudit;
   uv_timer_t auditTimer{};
   uint64_t expiredSeen = 0;
+  engine::Metrics* metrics = nullptr;
+  cache::Reader* statsReader = nullptr;
+  // Per-node GPU gauges, registered the first time a GPU node is seen.
+  std::unordered_map<std::string, std::pair<engine::Gauge*, engine::Gauge*>> gpuGauges;
   uv_signal_t sigint{}, sigterm{}, sighup{};
   uv_timer_t stats{};
 };
@@ -80,6 +85,21 @@ void onStats(uv_timer_t* t) {
   s.gpuOvercommits->set(static_cast<double>(st.gpuOvercommits));
   if (st.reservationsExpired > s.expiredSeen) s.reservationsExpired->inc(st.reservationsExpired - s.expiredSeen);
   s.expiredSeen = st.reservationsExpired;
+  cache::Snapshot snap = s.statsReader->acquire();
+  snap.forEachNode([&s](const plugins::NodeInfo& n) {
+    if (n.scalarCount == 0 || n.scalars[0].allocatable <= 0) return;
+    auto it = s.gpuGauges.find(std::string(n.name));
+    if (it == s.gpuGauges.end()) {
+      engine::Labels node{{"node", std::string(n.name)}};
+      it = s.gpuGauges
+               .emplace(std::string(n.name),
+                        std::pair{&s.metrics->gauge("gpu_allocated", "GPUs charged on the node", node),
+                                  &s.metrics->gauge("gpu_free", "GPUs free on the node", node)})
+               .first;
+    }
+    it->second.first->set(static_cast<double>(n.scalars[0].used));
+    it->second.second->set(static_cast<double>(n.scalars[0].allocatable - n.scalars[0].used));
+  });
 }
 
 void onAudit(uv_timer_t* t) {
@@ -254,6 +274,9 @@ int runServe(const ServeOptions& o) {
   }
 
   state.options = &o;
+  state.metrics = &metrics;
+  cache::Reader statsReader(cache);
+  state.statsReader = &statsReader;
   state.cache = &cache;
   state.server = &server;
   state.ingestor = ingestor.get();
