@@ -36,6 +36,8 @@
 #include "bench/fleet/fleet_gen.h"
 #include "bench/ingest/fake_apiserver.h"
 #include "cache/cache.h"
+#include "cache/file_source.h"
+#include "codec/decoder.h"
 #include "engine/extender_service.h"
 #include "engine/ingest.h"
 #include "engine/metrics.h"
@@ -179,6 +181,33 @@ std::string writeKubeconfig(uint16_t port) {
   return path.string();
 }
 
+std::vector<int> threadIds() {
+  std::vector<int> ids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ids.push_back(std::stoi(e.path().filename()));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// User + system CPU seconds of one thread of this process (0 once it has exited). Wall time on
+// this shared machine swings 2× with other people's load; the ingestion thread's CPU time does
+// not, so before/after comparisons quote both.
+double threadCpuSeconds(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> fields;
+  size_t pos = close + 2;
+  while (pos < stat.size() && fields.size() < 15) {
+    size_t sp = stat.find(' ', pos);
+    fields.push_back(stat.substr(pos, sp - pos));
+    pos = sp == std::string::npos ? stat.size() : sp + 1;
+  }
+  if (fields.size() < 13) return 0;
+  // Fields 14 and 15 of proc(5) (utime, stime), counted from the state field (3).
+  return static_cast<double>(std::stoull(fields[11]) + std::stoull(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 // One ingestion pipeline: cache, metrics, ingestor, on a reactor loop that is run only to
 // release the ingestor's handle.
 struct Pipeline {
@@ -197,10 +226,27 @@ struct Pipeline {
     ingestor->stop();
     uv_run(reactor, UV_RUN_NOWAIT);
   }
+
+  bool start(std::string& error) {
+    std::vector<int> before = threadIds();
+    if (!ingestor->start(reactor, error)) return false;
+    for (int id : threadIds()) {
+      if (!std::binary_search(before.begin(), before.end(), id)) threads.push_back(id);
+    }
+    return true;
+  }
+  // CPU seconds of the threads the ingestor started (its loop thread).
+  double cpuSeconds() const {
+    double s = 0;
+    for (int id : threads) s += threadCpuSeconds(id);
+    return s;
+  }
+  std::vector<int> threads;
 };
 
 struct SyncResult {
   double seconds = 0;
+  double cpu = 0;  // the ingestion thread's
   bool ok = false;
 };
 
@@ -211,7 +257,7 @@ SyncResult syncPipeline(Pipeline& p, FakeApiServer& server, const Fixture& f) {
   SyncResult r;
   std::string error;
   auto t0 = SteadyClock::now();
-  if (!p.ingestor->start(p.reactor, error)) {
+  if (!p.start(error)) {
     std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
     return r;
   }
@@ -223,6 +269,7 @@ SyncResult syncPipeline(Pipeline& p, FakeApiServer& server, const Fixture& f) {
     cache::CacheStats st = p.cache.stats();
     if (!n.empty() && !pd.empty() && st.nodes == wantNodes && st.boundPods == wantPods) {
       r.seconds = secondsSince(t0, std::max(n.front(), pd.front()));
+      r.cpu = p.cpuSeconds();
       r.ok = true;
       return r;
     }
@@ -240,19 +287,58 @@ void phaseSync(const Options& o, uv_loop_t* reactor, FakeApiServer& server, cons
                const Fixture& f) {
   for (bool streaming : {false, true}) {
     server.setStreamingList(streaming);
-    std::vector<double> times;
+    std::vector<double> times, cpu;
     for (size_t i = 0; i < o.reps; ++i) {
       Pipeline p(reactor, kubeconfig, true);
       SyncResult r = syncPipeline(p, server, f);
       if (!r.ok) return;
       times.push_back(r.seconds);
+      cpu.push_back(r.cpu);
     }
     std::sort(times.begin(), times.end());
-    std::printf("sync %s: %zu nodes + %zu pods: median %.3f s (min %.3f, max %.3f, %zu runs)\n",
+    std::printf("sync %s: %zu nodes + %zu pods: median %.3f s (min %.3f, max %.3f, %zu runs); ingestion thread CPU "
+                "median %.3f s\n",
                 streaming ? "streaming list (sendInitialEvents)" : "paged lists (limit 500; streaming answered 422)",
-                f.nodes.served(), f.pods.served(), median(times), times.front(), times.back(), times.size());
+                f.nodes.served(), f.pods.served(), median(times), times.front(), times.back(), times.size(),
+                median(cpu));
   }
   server.setStreamingList(false);
+}
+
+// The cache alone, fed the same objects by a codec::Decoder in pages of 500 (no reflector, no
+// sink key table, no transport), for comparison with the pipeline's numbers.
+size_t cacheOnlyBytes(const Fixture& f, size_t nodes, size_t pods) {
+  malloc_trim(0);
+  size_t before = heapInUse();
+  auto cache = std::make_unique<cache::Cache>();
+  {
+    codec::Decoder decoder(cache::kMaxClusterFileBytes);
+    codec::NodeList nl;
+    codec::PodList pl;
+    std::string body;
+    auto page = [&](const Collection& c, size_t b, size_t e) {
+      body = "{\"kind\":\"" + c.listKind() + "\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[";
+      body += c.slice(b, e);
+      body += "]}";
+      size_t n = body.size();
+      body.append(codec::kDecodePadding, '\0');
+      return std::string_view(body.data(), n);
+    };
+    for (size_t b = 0; b < nodes; b += 500) {
+      if (!decoder.decodeNodeList(page(f.nodes, b, std::min(nodes, b + 500)), nl)) std::abort();
+      auto w = cache->write();
+      for (const codec::Node& n : nl.items) w.upsertNode(n);
+    }
+    for (size_t b = 0; b < pods; b += 500) {
+      if (!decoder.decodePodList(page(f.pods, b, std::min(pods, b + 500)), pl)) std::abort();
+      auto w = cache->write();
+      for (const codec::Pod& p : pl.items) w.upsertPod(p);
+    }
+  }
+  cache->write().publish();
+  cache->write().publish();
+  size_t after = heapInUse();
+  return after - before;
 }
 
 void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
@@ -287,6 +373,12 @@ void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& k
   std::printf("memory per pod:  %.0f B (0 → %zu bound pods), %.0f B (%zu → %zu bound, slope)\n",
               per(bytes[2], bytes[4], boundAll), boundAll, per(bytes[3], bytes[4], boundAll - boundHalf), boundHalf,
               boundAll);
+  size_t c0 = cacheOnlyBytes(f, N / 2, 0), c1 = cacheOnlyBytes(f, N, 0);
+  size_t c2 = cacheOnlyBytes(f, N, P / 2), c3 = cacheOnlyBytes(f, N, P);
+  std::printf("cache alone (same objects, decoded directly): %.0f B per node (slope %zu → %zu), %.0f B per bound pod "
+              "(slope %zu → %zu); %.1f MB for all\n",
+              per(c0, c1, N - N / 2), N / 2, N, per(c2, c3, boundAll - boundHalf), boundHalf, boundAll,
+              static_cast<double>(c3) / 1e6);
 }
 
 // Events/s of the pods' watch streams: each stream is answered whole, then the reflector
@@ -319,12 +411,15 @@ void phaseSteady(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
   for (Mix m : {Mix{"status updates (MODIFIED, accounting unchanged)", f.statusStream},
                 Mix{"churn (DELETED + ADDED, uncharge + charge)", f.churnStream}}) {
     size_t events = f.pods.watchEvents(m.stream);
+    double cpu0 = p.cpuSeconds();
     std::vector<double> rates = streamRates(server, events, o.reps, m.stream);
+    // The streams measured plus the one in flight at the switch back, all applied by now.
+    double cpuPerEvent = (p.cpuSeconds() - cpu0) / static_cast<double>(events * (rates.size() + 1));
     std::sort(rates.begin(), rates.end());
     std::printf("steady %s: %zu events per stream, median %.0f events/s (min %.0f, max %.0f, %zu streams); "
-                "cache %llu nodes %llu pods\n",
+                "ingestion thread %.2f µs CPU per event (%.0f events per CPU-second); cache %llu nodes %llu pods\n",
                 m.name, events, median(rates), rates.empty() ? 0 : rates.front(), rates.empty() ? 0 : rates.back(),
-                rates.size(), static_cast<unsigned long long>(p.cache.stats().nodes),
+                rates.size(), cpuPerEvent * 1e6, 1.0 / cpuPerEvent, static_cast<unsigned long long>(p.cache.stats().nodes),
                 static_cast<unsigned long long>(p.cache.stats().boundPods));
   }
 }
