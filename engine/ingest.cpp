@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "apiclient/curl_transport.h"
@@ -79,10 +80,7 @@ class CacheSink final : public apiclient::ReflectorSink {
   CacheSink(cache::Cache& cache, codec::ObjectKind kind)
       : cache_(cache), kind_(kind), decoder_(cache::kMaxClusterFileBytes) {}
 
-  void beginRelist() override {
-    seen_.clear();
-    relisting_ = true;
-  }
+  void beginRelist() override { ++relist_; }
 
   ListPageInfo applyListPage(std::string_view body) override {
     ListPageInfo info;
@@ -114,26 +112,21 @@ class CacheSink final : public apiclient::ReflectorSink {
   void endRelist() override {
     cache::Cache::Writer& w = writer();
     for (auto it = known_.begin(); it != known_.end();) {
-      if (seen_.count(*it) != 0) {
+      if (it->second == relist_) {
         ++it;
         continue;
       }
       if (kind_ == codec::ObjectKind::Node) {
-        w.deleteNode(*it);
+        w.deleteNode(it->first);
       } else {
-        w.deletePod(*it);
+        w.deletePod(it->first);
       }
       it = known_.erase(it);
     }
-    seen_.clear();
-    relisting_ = false;
     flush();
   }
 
-  void abortRelist() override {
-    seen_.clear();
-    relisting_ = false;
-  }
+  void abortRelist() override {}  // the next beginRelist starts a new mark
 
   WatchEventInfo applyEvent(std::string_view line) override {
     WatchEventInfo e;
@@ -163,7 +156,7 @@ class CacheSink final : public apiclient::ReflectorSink {
         } else {
           writer().deletePod(key);
         }
-        known_.erase(std::string(key));
+        if (auto it = known_.find(key); it != known_.end()) known_.erase(it);
         e.type = WatchEventInfo::Type::Deleted;
         break;
       case codec::WatchEventType::Bookmark:
@@ -187,10 +180,16 @@ class CacheSink final : public apiclient::ReflectorSink {
     if (!writer_) writer_.emplace(cache_.write());
     return *writer_;
   }
+  // Marks the key seen in the current relist (or, between relists, in the last one: an object
+  // added by a watch event after a relist belongs to that relist's truth). A known key costs
+  // one lookup and no allocation, which is every MODIFIED event.
   void note(std::string_view key) {
-    std::string k(key);
-    if (relisting_) seen_.insert(k);
-    known_.insert(std::move(k));
+    auto it = known_.find(key);
+    if (it == known_.end()) {
+      known_.emplace(std::string(key), relist_);
+    } else {
+      it->second = relist_;
+    }
   }
 
   cache::Cache& cache_;
@@ -200,9 +199,15 @@ class CacheSink final : public apiclient::ReflectorSink {
   codec::PodList pods_;
   codec::WatchEvent event_;
   std::optional<cache::Cache::Writer> writer_;
-  std::unordered_set<std::string> known_;
-  std::unordered_set<std::string> seen_;
-  bool relisting_ = false;
+  // Applied keys → the relist that last saw them; endRelist deletes the ones the current relist
+  // did not see. One table rather than known + seen sets: no second copy of every key during a
+  // relist, and lookups by string_view (no allocation per event).
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  std::unordered_map<std::string, uint64_t, KeyHash, std::equal_to<>> known_;
+  uint64_t relist_ = 0;
 };
 
 std::string rfc3339Now() {
