@@ -78,15 +78,15 @@ class UvScheduler final : public apiclient::Scheduler {
 class CacheSink final : public apiclient::ReflectorSink {
  public:
   CacheSink(cache::Cache& cache, codec::ObjectKind kind)
-      : cache_(cache), kind_(kind), decoder_(cache::kMaxClusterFileBytes) {}
+      : cache_(cache), kind_(kind), decoder_(std::make_unique<codec::Decoder>(cache::kMaxClusterFileBytes)) {}
 
   void beginRelist() override { ++relist_; }
 
   ListPageInfo applyListPage(std::string_view body) override {
     ListPageInfo info;
-    bool ok = kind_ == codec::ObjectKind::Node ? decoder_.decodeNodeList(body, nodes_) : decoder_.decodePodList(body, pods_);
+    bool ok = kind_ == codec::ObjectKind::Node ? decoder_->decodeNodeList(body, nodes_) : decoder_->decodePodList(body, pods_);
     if (!ok) {
-      info.error = decoder_.errorMessage();
+      info.error = decoder_->errorMessage();
       return info;
     }
     cache::Cache::Writer& w = writer();
@@ -124,15 +124,16 @@ class CacheSink final : public apiclient::ReflectorSink {
       it = known_.erase(it);
     }
     flush();
+    releaseListBuffers();
   }
 
-  void abortRelist() override {}  // the next beginRelist starts a new mark
+  void abortRelist() override { releaseListBuffers(); }  // the next beginRelist starts a new mark
 
   WatchEventInfo applyEvent(std::string_view line) override {
     WatchEventInfo e;
-    if (!decoder_.decodeWatchEvent(line, kind_, event_)) {
+    if (!decoder_->decodeWatchEvent(line, kind_, event_)) {
       e.type = WatchEventInfo::Type::Invalid;
-      e.reason = decoder_.errorMessage();
+      e.reason = decoder_->errorMessage();
       return e;
     }
     e.resourceVersion = std::string(event_.resourceVersion);
@@ -183,6 +184,14 @@ class CacheSink final : public apiclient::ReflectorSink {
   // Marks the key seen in the current relist (or, between relists, in the last one: an object
   // added by a watch event after a relist belongs to that relist's truth). A known key costs
   // one lookup and no allocation, which is every MODIFIED event.
+  // A list page is up to pageSize whole objects (500 nodes ≈ 6.5 MB) and the parser keeps
+  // several times the largest document it has seen; watch events are one object each. Dropping
+  // the list-sized buffers after a list returns ~50 MB for 5,000 nodes + 100,000 pods.
+  void releaseListBuffers() {
+    decoder_ = std::make_unique<codec::Decoder>(cache::kMaxClusterFileBytes);
+    nodes_ = {};
+    pods_ = {};
+  }
   void note(std::string_view key) {
     auto it = known_.find(key);
     if (it == known_.end()) {
@@ -194,7 +203,7 @@ class CacheSink final : public apiclient::ReflectorSink {
 
   cache::Cache& cache_;
   codec::ObjectKind kind_;
-  codec::Decoder decoder_;
+  std::unique_ptr<codec::Decoder> decoder_;
   codec::NodeList nodes_;
   codec::PodList pods_;
   codec::WatchEvent event_;
