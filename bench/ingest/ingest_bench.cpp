@@ -526,7 +526,11 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
                        std::to_string(body.size()) + "\r\n\r\n" + body);
   }
   uv_async_t done;
-  uv_async_init(reactor, &done, [](uv_async_t* h) { static_cast<engine::Server*>(h->data)->close(); });
+  // The ingestor's own handle on this loop keeps it alive: stop it explicitly.
+  uv_async_init(reactor, &done, [](uv_async_t* h) {
+    static_cast<engine::Server*>(h->data)->close();
+    uv_stop(h->loop);
+  });
   done.data = &http;
   const uint16_t port = http.port();
 
