@@ -186,6 +186,7 @@ void Reflector::startListPage() {
       return;
     }
     continue_.clear();
+    std::string().swap(body_);  // a page's worth of bytes; watch bodies never use it
     resourceVersion_ = page.resourceVersion;
     sink_.endRelist();
     inRelist_ = false;

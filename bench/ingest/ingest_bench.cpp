@@ -1,0 +1,650 @@
+// ingest_bench: the watch-cache targets measured through the real ingestion path
+// (engine::Ingestor → apiclient::CurlTransport over loopback HTTP → Reflector → codec → cache)
+// against FakeApiServer, with fixtures from bench/fleet. See README.md beside it.
+//
+//   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
+//                [--only sync,memory,steady,filter]
+//
+// Phases:
+//   sync    initial sync time, paged lists (streaming list answered 422) and streaming list;
+//   memory  live heap (glibc mallinfo2) after syncing 0 / half / all nodes, then half / all pods;
+//   steady  pod watch events applied per second, two event mixes (status updates; delete+add);
+//   filter  filter p50/p99 for 5,000 NodeNames through engine::Server + ExtenderService on this
+//           thread, idle vs while the ingestion thread applies events flat out, interleaved.
+#include <arpa/inet.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/fleet/fleet_gen.h"
+#include "bench/ingest/fake_apiserver.h"
+#include "cache/cache.h"
+#include "cache/file_source.h"
+#include "codec/decoder.h"
+#include "engine/extender_service.h"
+#include "engine/ingest.h"
+#include "engine/metrics.h"
+#include "engine/server.h"
+#include "plugins/config.h"
+
+namespace fleetsched::bench::ingest {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Options {
+  size_t nodes = 5000;
+  size_t pods = 100000;
+  size_t reps = 5;
+  double rate = 200;    // filter requests per second
+  double seconds = 4;   // per filter phase
+  bool pin = false;     // reactor on CPU 0, everything else on CPU 1
+  std::string only = "sync,memory,steady,filter";
+};
+
+double secondsSince(SteadyClock::time_point t0, SteadyClock::time_point t1) {
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+template <class T>
+T median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void pinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+size_t heapInUse() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+// `{"apiVersion":"v1","kind":"Pod",...}` from a list item, as watch events carry TypeMeta.
+std::string withTypeMeta(std::string_view item, std::string_view kind) {
+  std::string out = R"({"apiVersion":"v1","kind":")";
+  out += kind;
+  out += "\",";
+  out.append(item.substr(1));
+  return out;
+}
+
+struct Fixture {
+  Collection nodes{"NodeList"};
+  Collection pods{"PodList"};
+  std::vector<std::string> nodeNames;
+  std::vector<bool> podBound;
+  std::vector<std::string> pendingPods;  // filter request pods (not in the cluster)
+  size_t statusStream = 0, churnStream = 0;
+
+  size_t boundAmong(size_t served) const {
+    return static_cast<size_t>(std::count(podBound.begin(), podBound.begin() + static_cast<long>(served), true));
+  }
+};
+
+void buildFixture(const Options& o, Fixture& f) {
+  auto t0 = SteadyClock::now();
+  fleet::FleetOptions fo;
+  fo.nodes = o.nodes;
+  fo.seed = 7;
+  fleet::FleetGenerator fleet(fo);
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    f.nodes.add(fleet.nodeWire(i));
+    f.nodeNames.push_back(fleet.summary(i).name);
+  }
+  // A running cluster: mostly CPU pods, with GPU pods the fleet's GPUs can hold.
+  fleet::PodOptions po;
+  po.pods = o.pods;
+  po.seed = 7;
+  po.weightCpuOnly = 88;
+  po.weightGpu1 = 6;
+  po.weightGpu2 = 1;
+  po.weightGpu4 = 0.3;
+  po.weightGpu8 = 0.1;
+  po.weightGpuShare = 4;
+  po.namePrefix = "run-";
+  fleet::PodGenerator pods(po);
+  pods.bindToFleet(fleet);
+  std::string status, churn;
+  size_t statusEvents = 0, churnEvents = 0;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    std::string wire = pods.podWire(i);
+    f.pods.add(wire);
+    bool bound = !pods.summary(i).nodeName.empty();
+    f.podBound.push_back(bound);
+    std::string obj = withTypeMeta(wire, "Pod");
+    // Status updates: accounting unchanged (the common MODIFIED).
+    status += R"({"type":"MODIFIED","object":)" + obj + "}\n";
+    ++statusEvents;
+    // Churn: every other pod leaves and comes back, uncharged and charged again.
+    if (i % 2 == 0) {
+      churn += R"({"type":"DELETED","object":)" + obj + "}\n";
+      churn += R"({"type":"ADDED","object":)" + obj + "}\n";
+      churnEvents += 2;
+    }
+  }
+  f.statusStream = f.pods.addWatchStream(std::move(status), statusEvents);
+  f.churnStream = f.pods.addWatchStream(std::move(churn), churnEvents);
+
+  fleet::PodOptions pp;
+  pp.pods = 16;
+  pp.seed = 11;
+  pp.namePrefix = "pending-";
+  fleet::PodGenerator pending(pp);
+  for (size_t i = 0; i < pending.size(); ++i) f.pendingPods.push_back(pending.podWire(i));
+
+  size_t bound = f.boundAmong(f.pods.size());
+  std::printf("fixture: %zu nodes (%.1f MB of list items), %zu pods (%zu bound, %.1f MB), "
+              "watch streams %zu + %zu events (%.1f + %.1f MB); built in %.1f s\n",
+              f.nodes.size(), static_cast<double>(f.nodes.itemBytes()) / 1e6, f.pods.size(), bound,
+              static_cast<double>(f.pods.itemBytes()) / 1e6, statusEvents, churnEvents,
+              static_cast<double>(f.pods.watchStream(f.statusStream).size()) / 1e6,
+              static_cast<double>(f.pods.watchStream(f.churnStream).size()) / 1e6,
+              secondsSince(t0, SteadyClock::now()));
+}
+
+std::string writeKubeconfig(uint16_t port) {
+  auto path = std::filesystem::temp_directory_path() / ("ingest_bench_" + std::to_string(getpid()) + ".kubeconfig");
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:" << port
+      << "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n"
+         "users:\n- name: fake\n  user: {}\n";
+  return path.string();
+}
+
+std::vector<int> threadIds() {
+  std::vector<int> ids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ids.push_back(std::stoi(e.path().filename()));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// User + system CPU seconds of one thread of this process (0 once it has exited). Wall time on
+// this shared machine swings 2× with other people's load; the ingestion thread's CPU time does
+// not, so before/after comparisons quote both.
+double threadCpuSeconds(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> fields;
+  size_t pos = close + 2;
+  while (pos < stat.size() && fields.size() < 15) {
+    size_t sp = stat.find(' ', pos);
+    fields.push_back(stat.substr(pos, sp - pos));
+    pos = sp == std::string::npos ? stat.size() : sp + 1;
+  }
+  if (fields.size() < 13) return 0;
+  // Fields 14 and 15 of proc(5) (utime, stime), counted from the state field (3).
+  return static_cast<double>(std::stoull(fields[11]) + std::stoull(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// One ingestion pipeline: cache, metrics, ingestor, on a reactor loop that is run only to
+// release the ingestor's handle.
+struct Pipeline {
+  cache::Cache cache;
+  engine::Metrics metrics;
+  std::unique_ptr<engine::Ingestor> ingestor;
+  uv_loop_t* reactor;
+
+  Pipeline(uv_loop_t* loop, const std::string& kubeconfig, bool streaming) : reactor(loop) {
+    engine::IngestOptions io;
+    io.kubeconfig = kubeconfig;
+    io.streamingList = streaming;
+    ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
+  }
+  ~Pipeline() {
+    ingestor->stop();
+    uv_run(reactor, UV_RUN_NOWAIT);
+  }
+
+  bool start(std::string& error) {
+    std::vector<int> before = threadIds();
+    if (!ingestor->start(reactor, error)) return false;
+    for (int id : threadIds()) {
+      if (!std::binary_search(before.begin(), before.end(), id)) threads.push_back(id);
+    }
+    return true;
+  }
+  // CPU seconds of the threads the ingestor started (its loop thread).
+  double cpuSeconds() const {
+    double s = 0;
+    for (int id : threads) s += threadCpuSeconds(id);
+    return s;
+  }
+  std::vector<int> threads;
+};
+
+struct SyncResult {
+  double seconds = 0;
+  double cpu = 0;  // the ingestion thread's
+  bool ok = false;
+};
+
+// Starts the pipeline and waits until both kinds have listed (each reflector's first plain
+// watch request reaches the server, right after endRelist) and the cache holds what was served.
+SyncResult syncPipeline(Pipeline& p, FakeApiServer& server, const Fixture& f) {
+  server.clearArrivals();
+  SyncResult r;
+  std::string error;
+  auto t0 = SteadyClock::now();
+  if (!p.start(error)) {
+    std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
+    return r;
+  }
+  const uint64_t wantNodes = f.nodes.served();
+  const uint64_t wantPods = f.boundAmong(f.pods.served());
+  for (;;) {
+    auto n = server.watchArrivals(false);
+    auto pd = server.watchArrivals(true);
+    cache::CacheStats st = p.cache.stats();
+    if (!n.empty() && !pd.empty() && st.nodes == wantNodes && st.boundPods == wantPods) {
+      r.seconds = secondsSince(t0, std::max(n.front(), pd.front()));
+      r.cpu = p.cpuSeconds();
+      r.ok = true;
+      return r;
+    }
+    if (SteadyClock::now() - t0 > 120s) {
+      std::fprintf(stderr, "ingest_bench: sync timed out: %llu/%llu nodes, %llu/%llu pods\n",
+                   static_cast<unsigned long long>(st.nodes), static_cast<unsigned long long>(wantNodes),
+                   static_cast<unsigned long long>(st.boundPods), static_cast<unsigned long long>(wantPods));
+      return r;
+    }
+    std::this_thread::sleep_for(200us);
+  }
+}
+
+void phaseSync(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
+               const Fixture& f) {
+  for (bool streaming : {false, true}) {
+    server.setStreamingList(streaming);
+    std::vector<double> times, cpu;
+    for (size_t i = 0; i < o.reps; ++i) {
+      Pipeline p(reactor, kubeconfig, true);
+      SyncResult r = syncPipeline(p, server, f);
+      if (!r.ok) return;
+      times.push_back(r.seconds);
+      cpu.push_back(r.cpu);
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("sync %s: %zu nodes + %zu pods: median %.3f s (min %.3f, max %.3f, %zu runs); ingestion thread CPU "
+                "median %.3f s\n",
+                streaming ? "streaming list (sendInitialEvents)" : "paged lists (limit 500; streaming answered 422)",
+                f.nodes.served(), f.pods.served(), median(times), times.front(), times.back(), times.size(),
+                median(cpu));
+  }
+  server.setStreamingList(false);
+}
+
+// The cache alone, fed the same objects by a codec::Decoder in pages of 500 (no reflector, no
+// sink key table, no transport), for comparison with the pipeline's numbers.
+size_t cacheOnlyBytes(const Fixture& f, size_t nodes, size_t pods) {
+  malloc_trim(0);
+  size_t before = heapInUse();
+  auto cache = std::make_unique<cache::Cache>();
+  {
+    codec::Decoder decoder(cache::kMaxClusterFileBytes);
+    codec::NodeList nl;
+    codec::PodList pl;
+    std::string body;
+    auto page = [&](const Collection& c, size_t b, size_t e) {
+      body = "{\"kind\":\"" + c.listKind() + "\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[";
+      body += c.slice(b, e);
+      body += "]}";
+      size_t n = body.size();
+      body.append(codec::kDecodePadding, '\0');
+      return std::string_view(body.data(), n);
+    };
+    for (size_t b = 0; b < nodes; b += 500) {
+      if (!decoder.decodeNodeList(page(f.nodes, b, std::min(nodes, b + 500)), nl)) std::abort();
+      auto w = cache->write();
+      for (const codec::Node& n : nl.items) w.upsertNode(n);
+    }
+    for (size_t b = 0; b < pods; b += 500) {
+      if (!decoder.decodePodList(page(f.pods, b, std::min(pods, b + 500)), pl)) std::abort();
+      auto w = cache->write();
+      for (const codec::Pod& p : pl.items) w.upsertPod(p);
+    }
+  }
+  cache->write().publish();
+  cache->write().publish();
+  size_t after = heapInUse();
+  return after - before;
+}
+
+void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
+  struct Point {
+    size_t nodes, pods;
+  };
+  const size_t N = f.nodes.size(), P = f.pods.size();
+  const Point points[] = {{0, 0}, {N / 2, 0}, {N, 0}, {N, P / 2}, {N, P}};
+  std::vector<size_t> bytes;
+  for (const Point& pt : points) {
+    f.nodes.setServed(pt.nodes);
+    f.pods.setServed(pt.pods);
+    malloc_trim(0);
+    size_t before = heapInUse();
+    Pipeline p(reactor, kubeconfig, false);
+    if (!syncPipeline(p, server, f).ok) return;
+    p.cache.write().publish();  // reclaims what the last batch retired
+    std::this_thread::sleep_for(50ms);
+    p.cache.write().publish();
+    size_t after = heapInUse();
+    bytes.push_back(after - before);
+    std::printf("memory: %5zu nodes %6zu pods (%6zu bound): +%.2f MB live heap (retired pending %llu)\n", pt.nodes,
+                pt.pods, f.boundAmong(pt.pods), static_cast<double>(after - before) / 1e6,
+                static_cast<unsigned long long>(p.cache.stats().retiredPending));
+  }
+  f.nodes.setServed(N);
+  f.pods.setServed(P);
+  auto per = [](size_t a, size_t b, size_t n) { return n == 0 ? 0.0 : (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(n); };
+  const size_t boundHalf = f.boundAmong(P / 2), boundAll = f.boundAmong(P);
+  std::printf("memory per node: %.0f B (0 → %zu nodes), %.0f B (%zu → %zu, slope)\n", per(bytes[0], bytes[2], N), N,
+              per(bytes[1], bytes[2], N - N / 2), N / 2, N);
+  std::printf("memory per pod:  %.0f B (0 → %zu bound pods), %.0f B (%zu → %zu bound, slope)\n",
+              per(bytes[2], bytes[4], boundAll), boundAll, per(bytes[3], bytes[4], boundAll - boundHalf), boundHalf,
+              boundAll);
+  size_t c0 = cacheOnlyBytes(f, N / 2, 0), c1 = cacheOnlyBytes(f, N, 0);
+  size_t c2 = cacheOnlyBytes(f, N, P / 2), c3 = cacheOnlyBytes(f, N, P);
+  std::printf("cache alone (same objects, decoded directly): %.0f B per node (slope %zu → %zu), %.0f B per bound pod "
+              "(slope %zu → %zu); %.1f MB for all\n",
+              per(c0, c1, N - N / 2), N / 2, N, per(c2, c3, boundAll - boundHalf), boundHalf, boundAll,
+              static_cast<double>(c3) / 1e6);
+}
+
+// Events/s of the pods' watch streams: each stream is answered whole, then the reflector
+// re-watches, so the gap between two watch requests is one stream received and applied.
+std::vector<double> streamRates(FakeApiServer& server, size_t events, size_t streams, size_t stream) {
+  server.clearArrivals();
+  server.setPodWatchMode(WatchMode::Stream, stream);
+  std::vector<SteadyClock::time_point> a;
+  auto t0 = SteadyClock::now();
+  while ((a = server.watchArrivals(true)).size() < streams + 1 && SteadyClock::now() - t0 < 300s) {
+    std::this_thread::sleep_for(1ms);
+  }
+  server.setPodWatchMode(WatchMode::Hold);
+  std::vector<double> rates;
+  for (size_t i = 1; i < a.size(); ++i) rates.push_back(static_cast<double>(events) / secondsSince(a[i - 1], a[i]));
+  // Let the stream in flight end, so the next phase starts idle.
+  size_t seen = server.watchArrivals(true).size();
+  while (server.watchArrivals(true).size() == seen && SteadyClock::now() - t0 < 300s) std::this_thread::sleep_for(1ms);
+  return rates;
+}
+
+void phaseSteady(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
+                 const Fixture& f) {
+  Pipeline p(reactor, kubeconfig, false);
+  if (!syncPipeline(p, server, f).ok) return;
+  struct Mix {
+    const char* name;
+    size_t stream;
+  };
+  for (Mix m : {Mix{"status updates (MODIFIED, accounting unchanged)", f.statusStream},
+                Mix{"churn (DELETED + ADDED, uncharge + charge)", f.churnStream}}) {
+    size_t events = f.pods.watchEvents(m.stream);
+    double cpu0 = p.cpuSeconds();
+    std::vector<double> rates = streamRates(server, events, o.reps, m.stream);
+    // The streams measured plus the one in flight at the switch back, all applied by now.
+    double cpuPerEvent = (p.cpuSeconds() - cpu0) / static_cast<double>(events * (rates.size() + 1));
+    std::sort(rates.begin(), rates.end());
+    std::printf("steady %s: %zu events per stream, median %.0f events/s (min %.0f, max %.0f, %zu streams); "
+                "ingestion thread %.2f µs CPU per event (%.0f events per CPU-second); cache %llu nodes %llu pods\n",
+                m.name, events, median(rates), rates.empty() ? 0 : rates.front(), rates.empty() ? 0 : rates.back(),
+                rates.size(), cpuPerEvent * 1e6, 1.0 / cpuPerEvent, static_cast<unsigned long long>(p.cache.stats().nodes),
+                static_cast<unsigned long long>(p.cache.stats().boundPods));
+  }
+}
+
+// A blocking HTTP/1.1 keep-alive client sending filter requests at a fixed rate.
+class FilterClient {
+ public:
+  bool connect(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~FilterClient() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+  // Returns seconds, or a negative value on failure.
+  double roundTrip(const std::string& request) {
+    auto t0 = SteadyClock::now();
+    size_t off = 0;
+    while (off < request.size()) {
+      ssize_t n = send(fd_, request.data() + off, request.size() - off, 0);
+      if (n <= 0) return -1;
+      off += static_cast<size_t>(n);
+    }
+    in_.clear();
+    size_t headerEnd = std::string::npos, length = 0;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return -1;
+      in_.append(buf, static_cast<size_t>(n));
+      if (headerEnd == std::string::npos) {
+        headerEnd = in_.find("\r\n\r\n");
+        if (headerEnd == std::string::npos) continue;
+        if (in_.compare(0, 12, "HTTP/1.1 200") != 0) return -1;
+        size_t cl = in_.find("Content-Length: ");
+        if (cl == std::string::npos || cl > headerEnd) cl = in_.find("content-length: ");
+        if (cl == std::string::npos || cl > headerEnd) return -1;
+        length = std::strtoull(in_.c_str() + cl + 16, nullptr, 10);
+      }
+      if (in_.size() >= headerEnd + 4 + length) break;
+    }
+    return secondsSince(t0, SteadyClock::now());
+  }
+
+ private:
+  int fd_ = -1;
+  std::string in_;
+};
+
+struct LatencyRun {
+  std::vector<double> lat;
+  size_t late = 0;  // sends that started behind schedule
+};
+
+LatencyRun runFilters(FilterClient& client, const std::vector<std::string>& requests, double rate, double seconds) {
+  LatencyRun run;
+  auto start = SteadyClock::now();
+  auto period = std::chrono::duration<double>(1.0 / rate);
+  for (size_t k = 0;; ++k) {
+    auto due = start + std::chrono::duration_cast<SteadyClock::duration>(period * static_cast<double>(k));
+    if (due - start > std::chrono::duration<double>(seconds)) break;
+    auto now = SteadyClock::now();
+    if (now < due) {
+      std::this_thread::sleep_until(due);
+    } else if (now - due > period) {
+      ++run.late;
+    }
+    double s = client.roundTrip(requests[k % requests.size()]);
+    if (s < 0) {
+      std::fprintf(stderr, "ingest_bench: filter request failed\n");
+      return run;
+    }
+    run.lat.push_back(s);
+  }
+  return run;
+}
+
+void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
+                 const Fixture& f) {
+  Pipeline p(reactor, kubeconfig, false);
+  if (!syncPipeline(p, server, f).ok) return;
+  plugins::Config config = plugins::defaultConfig();
+  engine::Metrics metrics;
+  engine::ExtenderService service(p.cache, config, metrics);
+  engine::ServerConfig sc;
+  sc.port = 0;
+  engine::Server http(reactor, sc, service, metrics);
+  if (http.listen() != 0) {
+    std::fprintf(stderr, "ingest_bench: listen failed\n");
+    return;
+  }
+  std::vector<std::string> requests;
+  for (const std::string& pod : f.pendingPods) {
+    std::string body;
+    fleet::appendNodeNamesArgs(body, pod, f.nodeNames);
+    requests.push_back("POST /filter HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body);
+  }
+  uv_async_t done;
+  // The ingestor's own handle on this loop keeps it alive: stop it explicitly.
+  uv_async_init(reactor, &done, [](uv_async_t* h) {
+    static_cast<engine::Server*>(h->data)->close();
+    uv_stop(h->loop);
+  });
+  done.data = &http;
+  const uint16_t port = http.port();
+
+  struct Phase {
+    std::vector<double> p50, p99, rates;
+    size_t late = 0, n = 0;
+  } idle, loaded;
+  std::thread client([&] {
+    FilterClient c;
+    if (!c.connect(port)) {
+      std::fprintf(stderr, "ingest_bench: cannot connect to the reactor\n");
+      uv_async_send(&done);
+      return;
+    }
+    runFilters(c, requests, o.rate, 1.0);  // warm-up
+    size_t events = f.pods.watchEvents(f.statusStream);
+    for (size_t rep = 0; rep < o.reps; ++rep) {
+      LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
+      idle.p50.push_back(percentile(a.lat, 0.50));
+      idle.p99.push_back(percentile(a.lat, 0.99));
+      idle.late += a.late;
+      idle.n += a.lat.size();
+
+      server.clearArrivals();
+      server.setPodWatchMode(WatchMode::Stream, f.statusStream);
+      while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
+      LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
+      auto arr = server.watchArrivals(true);
+      server.setPodWatchMode(WatchMode::Hold);
+      loaded.p50.push_back(percentile(b.lat, 0.50));
+      loaded.p99.push_back(percentile(b.lat, 0.99));
+      loaded.late += b.late;
+      loaded.n += b.lat.size();
+      for (size_t i = 1; i < arr.size(); ++i) loaded.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
+      std::printf("  rep %zu: idle p50 %.0f µs p99 %.0f µs | loaded p50 %.0f µs p99 %.0f µs (%zu streams done)\n", rep,
+                  idle.p50.back() * 1e6, idle.p99.back() * 1e6, loaded.p50.back() * 1e6, loaded.p99.back() * 1e6,
+                  arr.size() - 1);
+      std::fflush(stdout);
+      // Wait for the stream in flight to end so the next idle phase is idle.
+      size_t seen = server.watchArrivals(true).size();
+      while (server.watchArrivals(true).size() == seen) std::this_thread::sleep_for(1ms);
+    }
+    uv_async_send(&done);
+  });
+  if (o.pin) pinTo(0);
+  uv_run(reactor, UV_RUN_DEFAULT);
+  client.join();
+  uv_close(reinterpret_cast<uv_handle_t*>(&done), nullptr);
+  uv_run(reactor, UV_RUN_NOWAIT);
+  if (o.pin) pinTo(1);
+  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per side%s:\n", f.nodeNames.size(), o.rate, o.reps,
+              o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "");
+  std::printf("  idle:   p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n",
+              median(idle.p50) * 1e6, median(idle.p99) * 1e6, idle.n, idle.late);
+  std::printf("  loaded: p50 %.0f µs, p99 %.0f µs (%zu requests, %zu sent late); ingestion meanwhile %.0f events/s "
+              "(median of %zu streams)\n",
+              median(loaded.p50) * 1e6, median(loaded.p99) * 1e6, loaded.n, loaded.late, median(loaded.rates),
+              loaded.rates.size());
+  std::printf("  p99 loaded / idle: %.2f\n", median(loaded.p99) / median(idle.p99));
+}
+
+bool has(const std::string& list, const char* phase) { return ("," + list + ",").find("," + std::string(phase) + ",") != std::string::npos; }
+
+int run(const Options& o) {
+  if (o.pin) pinTo(1);  // threads created from here on inherit CPU 1
+  Fixture f;
+  buildFixture(o, f);
+  FakeApiServer server(f.nodes, f.pods);
+  uint16_t port = server.start();
+  if (port == 0) {
+    std::fprintf(stderr, "ingest_bench: cannot start the fake API server\n");
+    return 1;
+  }
+  std::string kubeconfig = writeKubeconfig(port);
+  uv_loop_t reactor;
+  uv_loop_init(&reactor);
+  if (has(o.only, "sync")) phaseSync(o, &reactor, server, kubeconfig, f);
+  if (has(o.only, "memory")) phaseMemory(&reactor, server, kubeconfig, f);
+  if (has(o.only, "steady")) phaseSteady(o, &reactor, server, kubeconfig, f);
+  if (has(o.only, "filter")) phaseFilter(o, &reactor, server, kubeconfig, f);
+  server.stop();
+  uv_run(&reactor, UV_RUN_NOWAIT);
+  uv_loop_close(&reactor);
+  std::filesystem::remove(kubeconfig);
+  return 0;
+}
+
+}  // namespace
+}  // namespace fleetsched::bench::ingest
+
+int main(int argc, char** argv) {
+  fleetsched::bench::ingest::Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "ingest_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--nodes") o.nodes = std::stoul(next());
+    else if (a == "--pods") o.pods = std::stoul(next());
+    else if (a == "--reps") o.reps = std::stoul(next());
+    else if (a == "--rate") o.rate = std::stod(next());
+    else if (a == "--seconds") o.seconds = std::stod(next());
+    else if (a == "--pin") o.pin = true;
+    else if (a == "--only") o.only = next();
+    else {
+      std::fprintf(stderr,
+                   "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
+                   "[--only sync,memory,steady,filter]\n");
+      return 2;
+    }
+  }
+  return fleetsched::bench::ingest::run(o);
+}
