@@ -83,22 +83,7 @@ void Reflector::startStreamingList() {
   Request req;
   req.path = watchQuery(true);
   req.timeoutMs = 0;
-  ResponseHandler h;
-  h.onStatus = [this, gen](int status) {
-    if (gen != generation_) return;
-    status_ = status;
-  };
-  h.onData = [this, gen](std::string_view chunk) {
-    if (gen != generation_) return;
-    if (status_ != 200) {
-      body_.append(chunk);  // an error Status body
-      return;
-    }
-    if (!splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); })) {
-      fail("watch event larger than the line limit", 0);
-    }
-    sink_.flush();
-  };
+  ResponseHandler h = streamHandler(gen, [this] { fail("watch event larger than the line limit", 0); });
   h.onDone = [this, gen](const std::string& error) {
     if (gen != generation_) return;
     exchange_ = 0;
@@ -217,20 +202,11 @@ void Reflector::onWatchLine(std::string_view line) {
       }
       return;
     case T::Error: {
-      // Leave the stream from outside its callbacks: the transport may not allow cancelling
-      // an exchange inside its own data callback.
-      ++generation_;
-      Transport::Id ex = exchange_;
-      exchange_ = 0;
       if (isExpired(e)) {
         stats_.expired.fetch_add(1, std::memory_order_relaxed);
-        scheduler_.after(0, [this, ex] {
-          transport_.cancel(ex);
-          relist();
-        });
+        leaveStreamThen([this] { relist(); });
       } else if (phase_ == Phase::StreamingList && !initialDone_) {
-        scheduler_.after(0, [this, ex] {
-          transport_.cancel(ex);
+        leaveStreamThen([this] {
           streamingList_ = false;
           sink_.abortRelist();
           inRelist_ = false;
@@ -239,24 +215,42 @@ void Reflector::onWatchLine(std::string_view line) {
       } else {
         std::string why = "watch ERROR " + std::to_string(e.code) + " " + e.reason + ": " + e.message;
         int code = e.code;
-        scheduler_.after(0, [this, ex, why, code] {
-          transport_.cancel(ex);
-          fail(why, code);
-        });
+        leaveStreamThen([this, why, code] { fail(why, code); });
       }
       return;
     }
     case T::Invalid:
       // A line we cannot read; skipping it would silently lose an update, so resync.
-      ++generation_;
-      Transport::Id ex = exchange_;
-      exchange_ = 0;
-      scheduler_.after(0, [this, ex] {
-        transport_.cancel(ex);
-        relist();
-      });
+      leaveStreamThen([this] { relist(); });
       return;
   }
+}
+
+ResponseHandler Reflector::streamHandler(uint64_t gen, std::function<void()> onOverflow) {
+  ResponseHandler h;
+  h.onStatus = [this, gen](int status) {
+    if (gen != generation_) return;
+    status_ = status;
+  };
+  h.onData = [this, gen, onOverflow = std::move(onOverflow)](std::string_view chunk) {
+    if (gen != generation_ || status_ != 200) return;  // an error Status body is not events
+    bool ok = splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); });
+    sink_.flush();
+    if (!ok) leaveStreamThen(onOverflow);
+  };
+  return h;
+}
+
+void Reflector::leaveStreamThen(std::function<void()> next) {
+  // Leave from outside the stream's callbacks: a transport may not allow cancelling an
+  // exchange inside its own data callback. Bumping the generation mutes what it still says.
+  ++generation_;
+  Transport::Id ex = exchange_;
+  exchange_ = 0;
+  scheduler_.after(0, [this, ex, next = std::move(next)] {
+    transport_.cancel(ex);
+    next();
+  });
 }
 
 void Reflector::relist() {
@@ -273,26 +267,7 @@ void Reflector::startWatch() {
   Request req;
   req.path = watchQuery(false);
   req.timeoutMs = 0;
-  ResponseHandler h;
-  h.onStatus = [this, gen](int status) {
-    if (gen != generation_) return;
-    status_ = status;
-  };
-  h.onData = [this, gen](std::string_view chunk) {
-    if (gen != generation_) return;
-    if (status_ != 200) return;
-    bool ok = splitter_.feed(chunk, [this](std::string_view line) { onWatchLine(line); });
-    sink_.flush();
-    if (!ok) {
-      ++generation_;
-      Transport::Id ex = exchange_;
-      exchange_ = 0;
-      scheduler_.after(0, [this, ex] {
-        transport_.cancel(ex);
-        relist();
-      });
-    }
-  };
+  ResponseHandler h = streamHandler(gen, [this] { relist(); });
   h.onDone = [this, gen](const std::string& error) {
     if (gen != generation_) return;
     exchange_ = 0;

@@ -108,6 +108,11 @@ class Reflector {
   void resetExchange();
   std::string watchQuery(bool initialEvents);
   void onWatchLine(std::string_view line);
+  // onStatus/onData of a watch stream (plain or streaming list); `onOverflow` runs, outside the
+  // stream's callbacks, when an event exceeds the line limit.
+  ResponseHandler streamHandler(uint64_t gen, std::function<void()> onOverflow);
+  // Stops the current stream and runs `next` from the scheduler.
+  void leaveStreamThen(std::function<void()> next);
 
   ReflectorConfig config_;
   Transport& transport_;

@@ -230,12 +230,10 @@ bool resourcesFit(const plugins::PodInfo& pod, const plugins::NodeInfo& n) {
 
 }  // namespace
 
-bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const cache::Snapshot& snap,
-                                        const plugins::NodeInfo& node) {
+bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node) {
   const plugins::NodeInfo* one[1] = {&node};
   statuses_.assign(1, plugins::Status{});
   profile.filter(state_, plugins::NodeSpan(one, 1), statuses_, scratch_);
-  (void)snap;
   return statuses_[0].ok() && resourcesFit(state_.pod, node);
 }
 
@@ -262,7 +260,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap)
       const plugins::NodeInfo* known = snap.find(v.node);
       if (known == nullptr) return false;
       plugins::NodeInfo sim = *known;
-      if (fitsAfterEviction(profile, snap, sim)) return false;  // not a GPU shortage: kube-scheduler's call
+      if (fitsAfterEviction(profile, sim)) return false;  // not a GPU shortage: kube-scheduler's call
       // Victims arrive in decreasing priority; full pods carry their priority, so sort by it.
       order_.resize(v.uids.size());
       for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
@@ -276,7 +274,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap)
         ++needed;
         cache::PodCharge charge;
         if (cache_.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) uncharge(charge, sim);
-        if (fitsAfterEviction(profile, snap, sim)) {
+        if (fitsAfterEviction(profile, sim)) {
           fits = true;
           break;
         }

@@ -70,8 +70,7 @@ class ExtenderService : public BatchHandler {
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
   void preempt(ExtenderRequest& req, const cache::Snapshot& snap);
   // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
-  bool fitsAfterEviction(const plugins::Profile& profile, const cache::Snapshot& snap,
-                         const plugins::NodeInfo& node);
+  bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
   void bind(ExtenderRequest& req, const cache::Snapshot& snap);
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_).
   // Returns false after filling a 400/413 response.

@@ -219,6 +219,21 @@ class CacheSink final : public apiclient::ReflectorSink {
   uint64_t relist_ = 0;
 };
 
+// Runs `req` and hands `done` the whole response once it has ended.
+void fetch(apiclient::Transport& transport, apiclient::Request req,
+           std::function<void(int status, std::string& body, const std::string& error)> done) {
+  struct State {
+    int status = 0;
+    std::string body;
+  };
+  auto st = std::make_shared<State>();
+  apiclient::ResponseHandler h;
+  h.onStatus = [st](int s) { st->status = s; };
+  h.onData = [st](std::string_view c) { st->body.append(c); };
+  h.onDone = [st, done = std::move(done)](const std::string& err) { done(st->status, st->body, err); };
+  transport.start(std::move(req), std::move(h));
+}
+
 std::string rfc3339Now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -465,30 +480,22 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
     r.path = "/api/v1/namespaces/" + shared->podNamespace + "/pods/" + shared->podName + "/binding";
     r.body = std::move(body);
     r.timeoutMs = kBindTimeoutMs;
-    struct State {
-      int status = 0;
-      std::string body;
-    };
-    auto st = std::make_shared<State>();
-    apiclient::ResponseHandler h;
-    h.onStatus = [st](int s) { st->status = s; };
-    h.onData = [st](std::string_view c) { st->body.append(c); };
-    h.onDone = [this, l, st, shared, done](const std::string& err) {
+    fetch(l->transport, std::move(r), [this, l, shared, done](int status, std::string& body, const std::string& err) {
       std::string error;
       if (!err.empty()) {
         error = "binding " + shared->podNamespace + "/" + shared->podName + ": " + err;
-      } else if (st->status == 200 || st->status == 201) {
+      } else if (status == 200 || status == 201) {
         error.clear();
-      } else if (st->status == 409 &&
-                 st->body.find("already assigned to node \\\"" + shared->node + "\\\"") != std::string::npos) {
+      } else if (status == 409 &&
+                 body.find("already assigned to node \\\"" + shared->node + "\\\"") != std::string::npos) {
         error.clear();  // an earlier attempt of ours went through
       } else {
-        if (st->status == 401) {
+        if (status == 401) {
           std::string e;
           l->transport.reloadToken(e);
         }
         error = "binding " + shared->podNamespace + "/" + shared->podName + " to " + shared->node + ": HTTP " +
-                std::to_string(st->status) + ": " + statusMessage(st->body);
+                std::to_string(status) + ": " + statusMessage(body);
       }
       if (!error.empty()) {
         // Tell the user on the pod, as kube-scheduler's own binder does.
@@ -520,8 +527,7 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
         l->transport.start(std::move(er), apiclient::ResponseHandler{});
       }
       runOnReactor([done, error] { done(error); });
-    };
-    l->transport.start(std::move(r), std::move(h));
+    });
   });
 }
 
@@ -531,24 +537,18 @@ void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
     apiclient::Request r;
     r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods);
     r.timeoutMs = 120'000;
-    auto status = std::make_shared<int>(0);
-    auto body = std::make_shared<std::string>();
-    apiclient::ResponseHandler h;
-    h.onStatus = [status](int s) { *status = s; };
-    h.onData = [body](std::string_view c) { body->append(c); };
-    h.onDone = [this, l, status, body, done](const std::string& err) {
+    fetch(l->transport, std::move(r), [this, l, done](int status, std::string& body, const std::string& err) {
       AuditResult result;
       std::string error = err;
-      if (error.empty() && *status != 200) error = "pod list answered HTTP " + std::to_string(*status);
+      if (error.empty() && status != 200) error = "pod list answered HTTP " + std::to_string(status);
       if (error.empty()) {
-        size_t n = body->size();
-        body->append(codec::kDecodePadding, '\0');
+        size_t n = body.size();
+        body.append(codec::kDecodePadding, '\0');
         cache::Snapshot snap = l->reader.acquire();
-        engine::audit(snap, cache_, true, std::string_view(body->data(), n), l->auditDecoder, result, error);
+        engine::audit(snap, cache_, true, std::string_view(body.data(), n), l->auditDecoder, result, error);
       }
       runOnReactor([done, result = std::move(result), error]() mutable { done(std::move(result), error); });
-    };
-    l->transport.start(std::move(r), std::move(h));
+    });
   });
 }
 
