@@ -204,6 +204,8 @@ class Extender:
     urlPrefix: str = "/scheduler"
     healthPath: str = "/readyz"  # fleetsched: ready once its node source is loaded
     port: int = 0
+    # False: kube-scheduler sends whole Node objects (the Go seed extender's mode).
+    nodeCacheCapable: bool = True
 
 
 @dataclass
@@ -392,7 +394,7 @@ extenders:
   prioritizeVerb: prioritize
 {binderVerbs}  weight: 1
   enableHTTPS: false
-  nodeCacheCapable: true
+  nodeCacheCapable: {str(self.extender.nodeCacheCapable).lower()}
   httpTimeout: 5s
   ignorable: false
   managedResources:

@@ -1,21 +1,34 @@
-"""Scale run: kube-scheduler alone vs. fleetsched vs. the Go NodeNames peer.
+"""Scale run: kube-scheduler alone vs. fleetsched vs. the Go seed extender.
 
-For each configuration, on a fresh control plane (cluster.py): create N fake GPU
-nodes (plain Node objects, status capacity/allocatable incl. nvidia.com/gpu)
-concurrently, start the extender and kube-scheduler, create M bare GPU pods
-(1/2/4/8 GPUs) concurrently, and wait until kube-scheduler has bound them all.
+For each configuration, on a fresh control plane (cluster.py): create N fake
+nodes concurrently (plain Node objects the size of real EKS GPU nodes: status
+capacity/allocatable incl. nvidia.com/gpu, GPU feature-discovery labels, a
+kubelet's list of cached images; one in ten is a CPU-only node), start the
+extender and kube-scheduler, create M bare pods concurrently (a quarter want
+1/2/4/8 GPUs, the rest are small CPU pods), and wait until kube-scheduler has
+bound them all.
 
   none          kube-scheduler, no extender
   fleetsched    fleetsched serve --kubeconfig (watch mode) as extender
-  go-nodenames  bench/peers/go-nodenames-extender --nodes <dump of the API's nodes>
+  go-seed       bench/peers/go-seed-extender: the seed's Go extender, full Node
+                objects in every request (nodeCacheCapable: false) as it was
+                written to run
+  go-nodenames  bench/peers/go-nodenames-extender --nodes <dump of the API's
+                nodes>: the same logic given node names only (not run by default)
 
-Both extenders get the same stanza (filterVerb + prioritizeVerb, nodeCacheCapable,
-managedResources nvidia.com/gpu, weight 1); kube-scheduler runs with qps/burst
-5000/10000 and percentageOfNodesToScore 100 (cluster.py).
+Every extender gets the same stanza (filterVerb + prioritizeVerb,
+managedResources nvidia.com/gpu, weight 1; nodeCacheCapable true but for
+go-seed); kube-scheduler runs with qps/burst 5000/10000 and
+percentageOfNodesToScore 100 (cluster.py). The Go peers schedule only the
+first --peer-pods pods (default 1,000): at their rate all 10,000 would take
+most of an hour, and pods/s is a rate either way.
 
-pods/s = bound pods / (first create sent -> kube-scheduler's
-scheduler_schedule_attempts_total{result="scheduled"} reaching M, polled every
-0.1-2 s: a quarter of the expected remaining time). Scheduling latency p50/p99 come from kube-scheduler's own histograms
+pods/s = bound pods / (kube-scheduler ready, with all M pods already created and
+pending -> its scheduler_schedule_attempts_total{result="scheduled"} reaching M,
+polled every 0.1-2 s: a quarter of the expected remaining time). Creating the
+pods first measures the scheduler, not the harness's create rate (with
+--create-while-scheduling the clock starts at the first create instead).
+Scheduling latency p50/p99 come from kube-scheduler's own histograms
 (attempt duration of scheduled attempts; pod scheduling SLI, which includes
 time queued behind other pods); extender latency from fleetsched's
 fleetsched_http_request_duration_seconds (the Go peer exports no metrics).
@@ -37,6 +50,7 @@ import platform
 import random
 import re
 import ssl
+import statistics
 import sys
 import tempfile
 import threading
@@ -51,31 +65,80 @@ from cluster import (ControlPlane, Extender, HarnessError, componentPaths, log, 
                      removeWorkdir, waitFor)
 from fleet import A100, H100, NodeShape, nodeObject, pod  # noqa: E402
 
-CONFIGS = ("none", "fleetsched", "go-nodenames")
-# GPUs per pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
+CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames")
+DEFAULT_CONFIGS = ("none", "fleetsched", "go-seed")
+PEERS = ("go-seed", "go-nodenames")
+# GPUs per GPU pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
 POD_MIX = ((1, 8), (2, 4), (4, 2), (8, 1))
+CPU_NODE_EVERY = 10  # node i is CPU-only when i % 10 == 9
 NAMESPACE = "scale"
 
 
 # ---- fleet and pods -------------------------------------------------------
 
-def scaleNode(i: int, gpusPerNode: int) -> dict:
-    """Node i of the fleet: H100 / A100 alternating, zones a/b/c, all on-demand
-    (spot nodes would make fleetsched refuse capacity the other two use)."""
-    h100 = i % 2 == 0
-    shape = NodeShape(f"gpu-{i:05d}", "zone-" + "abc"[i % 3], gpusPerNode,
-                      H100 if h100 else A100, gpuMemoryMiB=81920 if h100 else 40960)
+def isCpuNode(i: int) -> bool:
+    return i % CPU_NODE_EVERY == CPU_NODE_EVERY - 1
+
+
+def nodeGpus(name: str, gpusPerNode: int) -> int:
+    return 0 if name.startswith("cpu-") else gpusPerNode
+
+
+def scaleNode(i: int, gpusPerNode: int, imageCount: int) -> dict:
+    """Node i of the fleet: H100 / A100 alternating with every tenth a CPU node,
+    zones a/b/c, all on-demand (spot nodes would make fleetsched refuse capacity
+    the other two use)."""
+    zone = "zone-" + "abc"[i % 3]
+    if isCpuNode(i):
+        shape = NodeShape(f"cpu-{i:05d}", zone)
+    else:
+        h100 = i % 2 == 0
+        shape = NodeShape(f"gpu-{i:05d}", zone, gpusPerNode,
+                          H100 if h100 else A100, gpuMemoryMiB=81920 if h100 else 40960)
     node = nodeObject(shape)
-    # The Go peers score by this label (the seed extender's choice).
-    node["metadata"]["labels"]["gpu.nvidia.com/memory"] = str(shape.gpuMemoryMiB)
+    labels = node["metadata"]["labels"]
+    if shape.gpus:
+        # The Go peers score by this label (the seed extender's choice).
+        labels["gpu.nvidia.com/memory"] = str(shape.gpuMemoryMiB)
+        labels.update({f"nvidia.com/{k}": v for k, v in (
+            ("cuda.driver.major", "550"), ("cuda.driver.minor", "90"), ("cuda.runtime.major", "12"),
+            ("cuda.runtime.minor", "4"), ("gpu.family", "hopper" if "H100" in shape.product
+                                          else "ampere"),
+            ("gpu.machine", "p5.48xlarge" if "H100" in shape.product else "p4d.24xlarge"),
+            ("gpu.replicas", "1"), ("gpu.sharing-strategy", "none"), ("mig.capable", "true"),
+            ("gpu.compute.major", "9" if "H100" in shape.product else "8"),
+            ("gpu.compute.minor", "0"))})
+    labels.update({
+        "node.kubernetes.io/instance-type": labels.get("nvidia.com/gpu.machine", "m6i.24xlarge"),
+        "eks.amazonaws.com/nodegroup": "gpu" if shape.gpus else "general",
+        "feature.node.kubernetes.io/cpu-cpuid.AVX512F": "true",
+        "feature.node.kubernetes.io/kernel-version.full": "6.1.112-124.190.amzn2023.x86_64",
+        "feature.node.kubernetes.io/pci-10de.present": str(bool(shape.gpus)).lower(),
+    })
+    # What a kubelet reports after pulling a few ML images: most of a real node's
+    # bytes, and what kube-scheduler re-sends in full-Nodes mode.
+    rng = random.Random(i)
+    node["status"]["images"] = [{
+        "names": [f"ml/{name}@sha256:{rng.getrandbits(256):064x}", f"ml/{name}:v{k}.{i % 7}"],
+        "sizeBytes": rng.randrange(50_000_000, 9_000_000_000)}
+        for k, name in ((k, ("pytorch-training", "triton-server", "vllm-openai", "nccl-tests",
+                             "dcgm-exporter", "k8s-device-plugin", "aws-node", "kube-proxy")[k % 8]
+                         + f"-{k // 8}") for k in range(imageCount))]
+    node["status"]["nodeInfo"] = {
+        "architecture": "amd64", "containerRuntimeVersion": "containerd://1.7.22",
+        "kernelVersion": "6.1.112-124.190.amzn2023.x86_64", "kubeletVersion": "v1.36.3",
+        "kubeProxyVersion": "v1.36.3", "operatingSystem": "linux",
+        "osImage": "Amazon Linux 2023.6.20241031", "machineID": f"{rng.getrandbits(128):032x}",
+        "systemUUID": f"ec2{rng.getrandbits(116):029x}", "bootID": f"{rng.getrandbits(128):032x}"}
     return node
 
 
-def scalePods(count: int, seed: int) -> list[dict]:
+def scalePods(count: int, seed: int, gpuShare: float) -> list[dict]:
     rng = random.Random(seed)
     sizes = [g for g, _ in POD_MIX]
     weights = [w for _, w in POD_MIX]
-    return [pod(f"p-{i:06d}", rng.choices(sizes, weights)[0]) for i in range(count)]
+    return [pod(f"p-{i:06d}", rng.choices(sizes, weights)[0] if rng.random() < gpuShare else 0)
+            for i in range(count)]
 
 
 def podGpus(p: dict) -> int:
@@ -210,6 +273,10 @@ def extenderFor(config: str, args) -> Extender | None:
         return Extender("fleetsched", [args.fleetsched, "serve", "--listen", "127.0.0.1:{port}",
                                        "--url-prefix", "/scheduler", "--kubeconfig",
                                        "{workdir}/kubeconfig"])
+    if config == "go-seed":
+        return Extender("go-seed-extender", [args.go_seed, "--listen", "127.0.0.1:{port}",
+                                             "--url-prefix", "/scheduler"],
+                        healthPath="/healthz", nodeCacheCapable=False)
     return Extender("go-nodenames-extender",
                     [args.go_nodenames, "--listen", "127.0.0.1:{port}", "--url-prefix",
                      "/scheduler", "--nodes", "{workdir}/nodes.json"], healthPath="/healthz")
@@ -227,7 +294,8 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         plane.start()
         burst = Burst(plane, args.threads)
         t = time.monotonic()
-        burst.post("/api/v1/nodes", [scaleNode(i, args.gpus_per_node) for i in range(args.nodes)])
+        burst.post("/api/v1/nodes", [scaleNode(i, args.gpus_per_node, args.node_images)
+                                     for i in range(args.nodes)])
         result["node_create_s"] = time.monotonic() - t
         log(f"[{config}] {args.nodes} nodes created in {result['node_create_s']:.1f} s")
         extender = extenderFor(config, args)
@@ -237,9 +305,14 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
                                                                   timeout=300))
             plane.extender = extender
             plane.startExtender(extender)
+        plane.kube.createNamespace(NAMESPACE)
+        createPods = lambda: result.update(  # noqa: E731
+            pod_create_s=_timed(lambda: burst.post(f"/api/v1/namespaces/{NAMESPACE}/pods", pods)))
+        if not args.create_while_scheduling:
+            createPods()
+            log(f"[{config}] {len(pods)} pods created in {result['pod_create_s']:.1f} s")
         plane.startScheduler()
         result["control_plane_up_s"] = time.monotonic() - started
-        plane.kube.createNamespace(NAMESPACE)
         schedMetrics = f"https://127.0.0.1:{plane.schedulerPort}/metrics"
 
         # Waiting on kube-scheduler's counter adds no load to the API server (a
@@ -253,12 +326,14 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             return counterSum(parseMetrics(lines), "scheduler_schedule_attempts_total",
                               result="scheduled")
 
-        base = scheduled()  # 0: nothing scheduled yet
-        creator = threading.Thread(target=lambda: result.update(
-            pod_create_s=_timed(lambda: burst.post(f"/api/v1/namespaces/{NAMESPACE}/pods", pods))))
+        # Pods created first: t0 is kube-scheduler's readiness and the count
+        # starts at 0 (it may already have bound a few, which count as its work).
+        base = scheduled() if args.create_while_scheduling else 0.0
+        creator = threading.Thread(target=createPods)
         cpuBefore = {p.name: cpuSeconds(p.pid) for p in plane.processes}
         t0 = time.monotonic()
-        creator.start()
+        if args.create_while_scheduling:
+            creator.start()
         deadline = t0 + args.timeout
         last = base
         while time.monotonic() < deadline:
@@ -278,7 +353,8 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         # CPU time each component spent on the burst: far less sensitive than
         # wall time to what else the shared machine runs.
         result["cpu_s"] = {p.name: cpuSeconds(p.pid) - cpuBefore[p.name] for p in plane.processes}
-        creator.join()
+        if args.create_while_scheduling:
+            creator.join()
         if "pod_create_s" not in result:
             raise HarnessError("pod creation failed (see above)")
         boundCount = int(last - base)
@@ -331,7 +407,8 @@ def checkPlacements(plane: ControlPlane, gpusPerNode: int) -> dict:
             use[node] = use.get(node, 0) + podGpus(p)
     return {"bound": sum(1 for p in items if p["spec"].get("nodeName")),
             "nodes_used": len(use), "gpus_used": sum(use.values()),
-            "over_allocated_nodes": sum(1 for g in use.values() if g > gpusPerNode)}
+            "over_allocated_nodes": sum(1 for n, g in use.items()
+                                        if g > nodeGpus(n, gpusPerNode))}
 
 
 # ---- report ---------------------------------------------------------------
@@ -349,19 +426,19 @@ def cpuPerPod(r: dict) -> str:
 
 
 def table(results: list[dict]) -> str:
-    base = next((r for r in results if r["config"] == "none"), None)
-    peer = next((r for r in results if r["config"] == "go-nodenames"), None)
-    rows = ["| config | scheduled | s (first create → last scheduled) | pods/s | vs none | "
+    rows = ["| round | config | scheduled | s to schedule all | pods/s | vs none | "
             "attempt p50 / p99 ms | SLI p50 / p99 ms | extender filter p50 / p99 ms | "
             "prioritize p50 / p99 ms | CPU ms/pod: scheduler / extender / apiserver | "
             "creates s | load before → after |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
+        base = next((b for b in results
+                     if b["config"] == "none" and b.get("round") == r.get("round")), None)
         vs = f"{r['pods_per_s'] / base['pods_per_s']:.2f}×" if base else "–"
         ext = r.get("extender") or {}
         f, p = ext.get("filter", {}), ext.get("prioritize", {})
         rows.append(
-            f"| {r['config']} | {r['scheduled']}/{r['pods']} | "
+            f"| {r.get('round', 1)} | {r['config']} | {r['scheduled']}/{r['pods']} | "
             f"{r['first_create_to_last_scheduled_s']:.1f} | {r['pods_per_s']:.0f} | {vs} | "
             f"{ms(r['attempt']['p50_s'])} / {ms(r['attempt']['p99_s'])} | "
             f"{ms(r['sli']['p50_s'])} / {ms(r['sli']['p99_s'])} | "
@@ -369,27 +446,69 @@ def table(results: list[dict]) -> str:
             f"{ms(p.get('p50_s'))} / {ms(p.get('p99_s'))} | {cpuPerPod(r)} | "
             f"{r['pod_create_s']:.1f} | "
             f"{r['load_before']} → {r['load_after']} |")
-    fs = next((r for r in results if r["config"] == "fleetsched"), None)
-    if fs and base:
-        rows.append(f"\nfleetsched ÷ none: {fs['pods_per_s'] / base['pods_per_s']:.2f} (target ≥ 0.90)")
-    if fs and peer:
-        rows.append(f"fleetsched ÷ go-nodenames: {fs['pods_per_s'] / peer['pods_per_s']:.2f} "
-                    "(target ≥ 5)")
+    rows.append("")
+    for other, target in (("none", " (target ≥ 0.90)"), ("go-seed", " (target ≥ 5)"),
+                          ("go-nodenames", "")):
+        ratios = roundRatios(results, "fleetsched", other)
+        if ratios:
+            each = ", ".join(f"{x:.2f}" for x in ratios)
+            rows.append(f"fleetsched ÷ {other}: {statistics.median(ratios):.2f}{target}"
+                        + (f" — median of {len(ratios)} rounds: {each}" if len(ratios) > 1 else ""))
+    cpuRatios = roundRatios(results, "fleetsched", "none", key=podsPerCpuSecond)
+    if cpuRatios:
+        rows.append("pods per CPU-second of all components: fleetsched ÷ none = "
+                    f"{statistics.median(cpuRatios):.2f} (what pods/s would be on a machine "
+                    "that runs nothing else)")
     return "\n".join(rows)
+
+
+def podsPerCpuSecond(r: dict) -> float:
+    """Scheduled pods per CPU second of every component: a rate, like pods/s."""
+    cpu = sum((r.get("cpu_s") or {}).values())
+    return r["scheduled"] / cpu if cpu else 0.0
+
+
+def roundRatios(results: list[dict], a: str, b: str,
+                key=lambda r: r["pods_per_s"]) -> list[float]:
+    """key (pods/s) of config a over config b, one ratio per round that ran both: the
+    two ran minutes apart, so a ratio within a round is steadier on a shared
+    machine than one across rounds."""
+    out = []
+    for rnd in sorted({r.get("round", 1) for r in results}):
+        x = next((r for r in results if r["config"] == a and r.get("round", 1) == rnd), None)
+        y = next((r for r in results if r["config"] == b and r.get("round", 1) == rnd), None)
+        if x and y and key(y) > 0:
+            out.append(key(x) / key(y))
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=1000)
-    ap.add_argument("--pods", type=int, default=3000)
+    ap.add_argument("--pods", type=int, default=10000)
+    ap.add_argument("--peer-pods", type=int, default=1000,
+                    help="pods the Go peers schedule (the first ones of the same list)")
+    ap.add_argument("--gpu-pod-share", type=float, default=0.25,
+                    help="fraction of pods that want GPUs (the rest: 100m CPU)")
+    ap.add_argument("--node-images", type=int, default=64,
+                    help="images in each node's status (~190 B each; 64 make a ~12 KB node)")
     ap.add_argument("--gpus-per-node", type=int, default=8)
-    ap.add_argument("--configs", default=",".join(CONFIGS),
-                    help=f"comma-separated, in run order (default {','.join(CONFIGS)})")
+    ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
+                    help=f"comma-separated, in run order, from {', '.join(CONFIGS)} "
+                         f"(default {','.join(DEFAULT_CONFIGS)})")
     ap.add_argument("--threads", type=int, default=16, help="concurrent creates")
+    ap.add_argument("--create-while-scheduling", action="store_true",
+                    help="start kube-scheduler first and create pods during the run (pods/s "
+                         "then includes the harness's create rate); default: create every pod, "
+                         "then start kube-scheduler and time it draining the queue")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per configuration")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the configurations this many times, interleaved; ratios are "
+                         "medians of per-round ratios")
     ap.add_argument("--json", default="scale-results.json")
     ap.add_argument("--fleetsched", default=os.environ.get("FLEETSCHED_BIN", ""))
+    ap.add_argument("--go-seed", default=os.environ.get("FLEETSCHED_GO_SEED", ""))
     ap.add_argument("--go-nodenames", default=os.environ.get("FLEETSCHED_GO_NODENAMES", ""))
     ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
     ap.add_argument("--keep", action="store_true", help="keep every work folder")
@@ -402,28 +521,38 @@ def main() -> int:
         ap.error("fleetsched config needs --fleetsched or FLEETSCHED_BIN")
     if "go-nodenames" in configs and not os.access(args.go_nodenames, os.X_OK):
         ap.error("go-nodenames config needs --go-nodenames or FLEETSCHED_GO_NODENAMES")
-    pods = scalePods(args.pods, args.seed)
-    demand, supply = sum(podGpus(p) for p in pods), args.nodes * args.gpus_per_node
+    if "go-seed" in configs and not os.access(args.go_seed, os.X_OK):
+        ap.error("go-seed config needs --go-seed or FLEETSCHED_GO_SEED")
+    pods = scalePods(args.pods, args.seed, args.gpu_pod_share)
+    gpuNodes = sum(1 for i in range(args.nodes) if not isCpuNode(i))
+    demand, supply = sum(podGpus(p) for p in pods), gpuNodes * args.gpus_per_node
     if demand > 0.9 * supply:
         # Pods that cannot fit would keep retrying and there would be no "last
         # scheduled pod": the run measures throughput, not overflow.
-        ap.error(f"{args.pods} pods need {demand} GPUs; {args.nodes} nodes × "
-                 f"{args.gpus_per_node} hold {supply}: keep demand ≤ 90 % "
-                 "(more nodes, fewer pods or --gpus-per-node up to 16)")
+        ap.error(f"{args.pods} pods need {demand} GPUs; {gpuNodes} GPU nodes × "
+                 f"{args.gpus_per_node} hold {supply}: keep demand ≤ 90 % (more nodes, "
+                 "fewer pods, a lower --gpu-pod-share or --gpus-per-node up to 16)")
     paths = componentPaths()
     results = []
     meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": platform.node(),
             "cpus": os.cpu_count(), "kernel": platform.release(),
             "k8s": paths.get("FLEETSCHED_E2E_K8S_VERSION"),
             "etcd": paths.get("FLEETSCHED_E2E_ETCD_VERSION"),
-            "nodes": args.nodes, "pods": args.pods, "gpus_per_node": args.gpus_per_node,
+            "nodes": args.nodes, "gpu_nodes": gpuNodes, "pods": args.pods,
+            "peer_pods": min(args.peer_pods, args.pods), "gpu_pod_share": args.gpu_pod_share,
+            "node_images": args.node_images, "gpus_per_node": args.gpus_per_node,
             "pod_gpus_mix": dict(POD_MIX), "pod_gpus_total": demand, "threads": args.threads,
             "argv": sys.argv[1:]}
-    for config in configs:
-        results.append(runConfig(config, args, paths, pods))
-        Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    print(f"{meta['date']}, {args.nodes} nodes × {args.gpus_per_node} GPUs, {args.pods} pods "
-          f"({demand} GPUs), k8s {meta['k8s']}, etcd {meta['etcd']}")
+    for rnd in range(1, args.rounds + 1):
+        for config in configs:
+            mine = pods[:args.peer_pods] if config in PEERS else pods
+            result = runConfig(config, args, paths, mine)
+            result["round"] = rnd
+            results.append(result)
+            Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    print(f"{meta['date']}, {args.nodes} nodes ({gpuNodes} × {args.gpus_per_node} GPUs), "
+          f"{args.pods} pods ({demand} GPUs; peers: the first {meta['peer_pods']}), "
+          f"k8s {meta['k8s']}, etcd {meta['etcd']}")
     print(table(results))
     log(f"results written to {args.json}")
     complete = all(r["scheduled"] >= r["pods"] and r["check"]["over_allocated_nodes"] == 0

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Scale run (not part of the default test run): N fake GPU nodes, M GPU pods,
-# three configurations each on a fresh control plane (kube-scheduler alone,
-# fleetsched as extender, the Go NodeNames peer as extender). Prints a table
-# and writes JSON (--json, default scale-results.json). See README.md.
+# Scale run (not part of the default test run): N fake nodes, M pods, three
+# configurations each on a fresh control plane (kube-scheduler alone,
+# fleetsched as extender, the Go seed extender in full-Nodes mode). Prints a
+# table and writes JSON (--json, default scale-results.json). See README.md.
 #
-#   tests/e2e/scale.sh --nodes 1000 --pods 3000
-#   tests/e2e/scale.sh --nodes 5000 --pods 10000 --configs none,fleetsched
+#   tests/e2e/scale.sh --nodes 1000 --pods 10000
+#   tests/e2e/scale.sh --nodes 5000 --pods 10000 --configs none,fleetsched,go-seed
 #
-# Environment: FLEETSCHED_BIN (skip the meson build), FLEETSCHED_GO_NODENAMES
-# (skip the peer build), FLEETSCHED_CACHE (component cache root).
+# Environment: FLEETSCHED_BIN (skip the meson build), FLEETSCHED_GO_SEED and
+# FLEETSCHED_GO_NODENAMES (skip the peer build), FLEETSCHED_CACHE (component
+# cache root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -26,9 +27,11 @@ if [[ -z ${FLEETSCHED_BIN:-} ]]; then
   nice -n 10 ninja -C build cmd/fleetsched/fleetsched >/dev/null
   export FLEETSCHED_BIN="$root/build/cmd/fleetsched/fleetsched"
 fi
-if [[ -z ${FLEETSCHED_GO_NODENAMES:-} ]]; then
-  [[ -x build/peers/go-nodenames-extender ]] || nice -n 10 bench/peers/build.sh "$root/build/peers"
-  export FLEETSCHED_GO_NODENAMES="$root/build/peers/go-nodenames-extender"
+if [[ -z ${FLEETSCHED_GO_SEED:-} || -z ${FLEETSCHED_GO_NODENAMES:-} ]]; then
+  [[ -x build/peers/go-seed-extender && -x build/peers/go-nodenames-extender ]] ||
+    nice -n 10 bench/peers/build.sh "$root/build/peers"
+  export FLEETSCHED_GO_SEED="${FLEETSCHED_GO_SEED:-$root/build/peers/go-seed-extender}"
+  export FLEETSCHED_GO_NODENAMES="${FLEETSCHED_GO_NODENAMES:-$root/build/peers/go-nodenames-extender}"
 fi
 
 exec python3 tests/e2e/scale.py "$@"
