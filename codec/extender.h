@@ -73,6 +73,12 @@ struct FilterResult {
   std::vector<FailedNode> failedNodes;
   std::vector<FailedNode> failedAndUnresolvableNodes;
   std::string_view error;
+  // Work a caller has done once for many requests (see engine::NodeNameTable); the encoder
+  // trusts both. failedSorted: each failed list is already in bytewise name order with every
+  // name once. namesEncoded: nodeNames and the failed entries' node views are JSON strings
+  // already (quoted and escaped as JsonWriter::string writes them) and are copied as they are.
+  bool failedSorted = false;
+  bool namesEncoded = false;
 };
 
 // HostPriority; a prioritize reply is a bare array of these (`[]` when empty).
