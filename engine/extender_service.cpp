@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "codec/encoder.h"
+#include "codec/json_writer.h"
 #include "engine/ingest.h"
 #include "plugins/annotations.h"
 #include "plugins/zone/zone_plugin.h"
@@ -88,12 +90,18 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
     return false;
   }
   nodes_.clear();
+  nodeIds_.clear();
   inputIndex_.clear();
   unknown_.clear();
   if (args_.mode() == codec::NodesMode::NodeNames) {
+    names_.refresh(snap);
+    resolveNames(snap);
     for (uint32_t i = 0; i < args_.nodeNames.size(); ++i) {
-      if (const plugins::NodeInfo* n = snap.find(args_.nodeNames[i])) {
+      const uint32_t id = resolvedIds_[i];
+      const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+      if (n != nullptr) {
         nodes_.push_back(n);
+        nodeIds_.push_back(id);
         inputIndex_.push_back(i);
       } else {
         unknown_.push_back(args_.nodeNames[i]);
@@ -123,6 +131,87 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   return true;
 }
 
+void ExtenderService::resolveNames(const cache::Snapshot& snap) {
+  // kube-scheduler sends the same list for pod after pod while the cluster is steady: comparing
+  // it with the last one, bytes in a row, costs a fraction of hashing and probing every name.
+  // Ids stay valid while the node set does (the snapshot version may move on with pod events).
+  const std::vector<std::string_view>& list = args_.nodeNames;
+  const uint64_t nameSet = snap.nameSetVersion();
+  if (memoValid_ && memoNameSet_ == nameSet && list.size() == memoEnds_.size()) {
+    bool same = true;
+    uint32_t from = 0;
+    for (size_t i = 0; i < list.size() && same; ++i) {
+      const uint32_t end = memoEnds_[i];
+      same = end - from == list[i].size() && std::memcmp(memoNames_.data() + from, list[i].data(), list[i].size()) == 0;
+      from = end;
+    }
+    if (same) return;
+  }
+  memoValid_ = true;
+  memoNameSet_ = nameSet;
+  memoNames_.clear();
+  memoEnds_.clear();
+  resolvedIds_.clear();
+  for (std::string_view name : list) {
+    memoNames_.append(name);
+    memoEnds_.push_back(static_cast<uint32_t>(memoNames_.size()));
+    const plugins::NodeInfo* n = snap.find(name);
+    resolvedIds_.push_back(n == nullptr ? cache::kNoNode : n->id);
+  }
+}
+
+void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
+  // Go writes map keys sorted. Known nodes are walked by their rank in the name table (a bit
+  // per rank, one word per 64 nodes): no string comparison. Unknown names (rare) are sorted
+  // here and merged into FailedNodes, where their reason puts them.
+  codec::FilterResult& r = filterResult_;
+  const uint32_t count = names_.size();
+  const size_t words = (count + 63) / 64;
+  failedRanks_.assign(2 * words, 0);
+  rankStatus_.resize(count);
+  for (uint32_t i : failed) {
+    const uint32_t rank = names_.rank(nodeIds_[i]);
+    const size_t map = statuses_[i].code == plugins::Code::UnschedulableAndUnresolvable ? 1 : 0;
+    failedRanks_[map * words + rank / 64] |= uint64_t{1} << (rank % 64);
+    rankStatus_[rank] = i;  // a name sent twice has one node and one status
+  }
+
+  unknownOrder_.resize(unknown_.size());
+  for (uint32_t k = 0; k < unknownOrder_.size(); ++k) unknownOrder_[k] = k;
+  std::sort(unknownOrder_.begin(), unknownOrder_.end(),
+            [&](uint32_t a, uint32_t b) { return unknown_[a] < unknown_[b]; });
+  unknownOrder_.erase(std::unique(unknownOrder_.begin(), unknownOrder_.end(),
+                                  [&](uint32_t a, uint32_t b) { return unknown_[a] == unknown_[b]; }),
+                      unknownOrder_.end());
+  unknownQuoted_.clear();
+  unknownQuotedOffset_.assign(1, 0);
+  {
+    codec::JsonWriter w(unknownQuoted_);
+    for (uint32_t k : unknownOrder_) {
+      w.string(unknown_[k]);
+      unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
+    }
+  }
+
+  for (size_t map = 0; map < 2; ++map) {
+    std::vector<codec::FailedNode>& out = map == 0 ? r.failedNodes : r.failedAndUnresolvableNodes;
+    size_t u = map == 0 ? 0 : unknownOrder_.size();  // unknown names go to FailedNodes only
+    for (size_t wi = 0; wi < words; ++wi) {
+      for (uint64_t bits = failedRanks_[map * words + wi]; bits != 0; bits &= bits - 1) {
+        const uint32_t rank = static_cast<uint32_t>(wi * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+        const uint32_t id = names_.idAt(rank);
+        for (; u < unknownOrder_.size() && unknown_[unknownOrder_[u]] < names_.name(id); ++u) {
+          out.push_back({quotedUnknown(u), kUnknownNode});
+        }
+        out.push_back({names_.quoted(id), statuses_[rankStatus_[rank]].reason});
+      }
+    }
+    for (; u < unknownOrder_.size(); ++u) out.push_back({quotedUnknown(u), kUnknownNode});
+  }
+  r.failedSorted = true;
+  r.namesEncoded = true;
+}
+
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
@@ -140,38 +229,47 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   r.failedNodes.clear();
   r.failedAndUnresolvableNodes.clear();
   r.error = {};
+  r.failedSorted = false;
+  r.namesEncoded = false;
   const bool names = r.mode == codec::NodesMode::NodeNames;
-  for (uint32_t i : scratch_.feasibleIndex()) {
+  auto pass = [&](size_t i) {
     if (names) {
-      r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
+      r.nodeNames.push_back(names_.quoted(nodeIds_[i]));  // the request's name, as the table encodes it
     } else {
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
-  }
+  };
+  for (uint32_t i : scratch_.feasibleIndex()) pass(i);
   // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
   // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
   // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
   // without grace period), so trust it for that node; the binder re-checks before binding.
   const std::string_view nominated = args_.pod.nominatedNodeName;
-  for (size_t i = 0; i < statuses_.size(); ++i) {
+  failed_.clear();
+  for (uint32_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
     if (s.code == plugins::Code::Unschedulable && !nominated.empty() && nodes_[i]->name == nominated) {
-      if (names) {
-        r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
-      } else {
-        r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
-      }
+      pass(i);
       continue;
     }
-    codec::FailedNode f{nodes_[i]->name, s.reason};
-    if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
-      r.failedAndUnresolvableNodes.push_back(f);
-    } else {
-      r.failedNodes.push_back(f);
-    }
+    failed_.push_back(i);
   }
-  for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+  if (names) {
+    orderFailed(failed_);
+  } else {
+    // Full Nodes: the names come with the request; the encoder sorts them.
+    for (uint32_t i : failed_) {
+      const plugins::Status& s = statuses_[i];
+      codec::FailedNode f{nodes_[i]->name, s.reason};
+      if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
+        r.failedAndUnresolvableNodes.push_back(f);
+      } else {
+        r.failedNodes.push_back(f);
+      }
+    }
+    for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+  }
   const uint64_t decided = uv_hrtime();
 
   codec::encodeFilterResult(r, req.response);
@@ -198,11 +296,27 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
   priorities_.clear();
-  for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
-  for (std::string_view name : unknown_) priorities_.push_back({name, 0});
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
+  if (names) {
+    // Hosts as the name table encodes them; unknown names escaped here.
+    unknownQuoted_.clear();
+    unknownQuotedOffset_.assign(1, 0);
+    {
+      codec::JsonWriter w(unknownQuoted_);
+      for (std::string_view name : unknown_) {
+        w.string(name);
+        unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
+      }
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({names_.quoted(nodeIds_[i]), scores_[i]});
+    for (size_t k = 0; k < unknown_.size(); ++k) priorities_.push_back({quotedUnknown(k), 0});
+  } else {
+    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
+    for (std::string_view name : unknown_) priorities_.push_back({name, 0});
+  }
   const uint64_t decided = uv_hrtime();
 
-  codec::encodeHostPriorityList(priorities_, req.response);
+  codec::encodeHostPriorityList(priorities_, req.response, names);
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 

@@ -38,6 +38,7 @@
 #include "codec/extender.h"
 #include "engine/handler.h"
 #include "engine/metrics.h"
+#include "engine/node_name_table.h"
 #include "engine/owned_pod.h"
 #include "plugins/config.h"
 #include "plugins/profile.h"
@@ -72,9 +73,18 @@ class ExtenderService : public BatchHandler {
   // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
   bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
   void bind(ExtenderRequest& req, const cache::Snapshot& snap);
-  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_).
-  // Returns false after filling a 400/413 response.
+  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
+  // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
+  // NodeNames mode: fills resolvedIds_ (an id or kNoNode per input name), reusing the previous
+  // request's when it sent the same names against the same node set.
+  void resolveNames(const cache::Snapshot& snap);
+  // NodeNames mode: the failed maps in name order with names from names_, unknown names last
+  // merged in (filterResult_.failedSorted / namesEncoded).
+  void orderFailed(const std::vector<uint32_t>& failed);
+  std::string_view quotedUnknown(size_t i) const {
+    return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
+  }
   void badRequest(ExtenderRequest& req);
   void remember(const codec::Pod& pod);
   // Reserves and posts the Binding; returns an error text when it cannot start.
@@ -102,6 +112,21 @@ class ExtenderService : public BatchHandler {
   std::vector<const plugins::NodeInfo*> nodes_;
   std::vector<uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
   std::vector<std::string_view> unknown_;
+  // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
+  // ids) and the failed-map scratch.
+  NodeNameTable names_;
+  uint64_t memoNameSet_ = 0;
+  bool memoValid_ = false;
+  std::string memoNames_;
+  std::vector<uint32_t> memoEnds_;
+  std::vector<uint32_t> resolvedIds_;
+  std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
+  std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter
+  std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
+  std::vector<uint32_t> rankStatus_;   // rank -> position in statuses_
+  std::vector<uint32_t> unknownOrder_;
+  std::string unknownQuoted_;
+  std::vector<uint32_t> unknownQuotedOffset_;
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<int32_t> scores_;
