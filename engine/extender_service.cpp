@@ -51,6 +51,8 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   encode_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "encode"}});
   decodeErrors_ = &metrics.counter("decode_errors_total", "Extender requests whose body could not be decoded");
   unknownNodes_ = &metrics.counter("unknown_nodes_total", "Node names in requests that the cache does not know");
+  listsReused_ = &metrics.counter("node_names_reused_total",
+                                  "NodeNames lists equal to the previous one, taken without parsing them again");
 }
 
 ExtenderService::~ExtenderService() = default;
@@ -84,19 +86,114 @@ void ExtenderService::badRequest(ExtenderRequest& req) {
   req.response = std::string(verbName(req.verb)) + ": " + decoder_.errorMessage() + "\n";
 }
 
-bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
-  if (!decoder_.decodeExtenderArgs(req.body, args_)) {
-    badRequest(req);
+namespace {
+
+constexpr std::string_view kNodeNamesKey = R"("NodeNames":)";
+
+bool isJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Where the list ends when `body` ends like json.Marshal writes ExtenderArgs,
+// `..."NodeNames":[...]}` (trailing blanks allowed): the position of that ']', else npos.
+size_t trailingListClose(std::string_view body) {
+  size_t end = body.size();
+  while (end > 0 && isJsonSpace(body[end - 1])) --end;
+  if (end < 2 || body[end - 1] != '}' || body[end - 2] != ']') return std::string_view::npos;
+  return end - 2;
+}
+
+// True when `raw` holds only JSON strings separated by commas and blanks, `count` of them: then
+// the ']' after it closes the array that starts before it.
+bool isStringList(std::string_view raw, size_t count) {
+  size_t seen = 0, i = 0;
+  const size_t n = raw.size();
+  bool wantValue = true;
+  while (i < n) {
+    const char c = raw[i];
+    if (isJsonSpace(c)) {
+      ++i;
+    } else if (c == ',' && !wantValue) {
+      wantValue = true;
+      ++i;
+    } else if (c == '"' && wantValue) {
+      ++i;
+      for (;;) {
+        const void* q = std::memchr(raw.data() + i, '"', n - i);
+        if (q == nullptr) return false;
+        size_t at = static_cast<size_t>(static_cast<const char*>(q) - raw.data());
+        size_t slashes = 0;
+        while (at - slashes > i && raw[at - slashes - 1] == '\\') ++slashes;
+        i = at + 1;
+        if (slashes % 2 == 0) break;
+      }
+      ++seen;
+      wantValue = false;
+    } else {
+      return false;
+    }
+  }
+  return seen == count && (count == 0 || !wantValue);
+}
+
+}  // namespace
+
+bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
+  // kube-scheduler sends the same NodeNames for pod after pod while the cluster is steady, and
+  // that list is nearly the whole body. When its bytes equal the last list's, parse the body
+  // with the list cut out (the pod is a few KB) and take the names and ids resolved last time.
+  if (!memoRawValid_ || memoNameSet_ != snap.nameSetVersion()) return false;
+  const std::string_view body = req.body;
+  const size_t close = trailingListClose(body);
+  if (close == std::string_view::npos || close < memoRaw_.size() + 1 + kNodeNamesKey.size()) return false;
+  const size_t open = close - memoRaw_.size() - 1;
+  if (body[open] != '[' || body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0 ||
+      std::memcmp(body.data() + open + 1, memoRaw_.data(), memoRaw_.size()) != 0) {
     return false;
   }
+  compact_.assign(body.data(), open + 1);
+  compact_.append(body.data() + close, body.size() - close);
+  const size_t size = compact_.size();
+  compact_.append(kBodyPadding, '\0');
+  // Anything unexpected (e.g. the key was not the top-level one): the full decode decides.
+  if (!decoder_.decodeExtenderArgs(std::string_view(compact_.data(), size), args_)) return false;
+  if (!args_.hasNodeNames || args_.nodeNamesOffset != open || !args_.nodeNames.empty()) return false;
+  listsReused_->inc();
+  return true;
+}
+
+void ExtenderService::rememberListBytes(std::string_view body) {
+  // Keep the list's bytes for decodeWithoutKnownList when the body has the shape it handles.
+  memoRawValid_ = false;
+  const size_t open = args_.nodeNamesOffset;
+  const size_t close = trailingListClose(body);
+  if (!args_.hasNodeNames || open == SIZE_MAX || close == std::string_view::npos || open >= close ||
+      open < kNodeNamesKey.size() || body[open] != '[' ||
+      body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0) {
+    return;
+  }
+  const std::string_view raw = body.substr(open + 1, close - open - 1);
+  if (!isStringList(raw, args_.nodeNames.size())) return;
+  memoRaw_.assign(raw);
+  memoRawValid_ = true;
+}
+
+bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
   nodes_.clear();
   nodeIds_.clear();
   inputIndex_.clear();
   unknown_.clear();
+  bool known = decodeWithoutKnownList(req, snap);
+  if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
+    badRequest(req);
+    return false;
+  }
   if (args_.mode() == codec::NodesMode::NodeNames) {
     names_.refresh(snap);
-    resolveNames(snap);
-    for (uint32_t i = 0; i < args_.nodeNames.size(); ++i) {
+    if (!known) {
+      resolveNames(snap);
+      rememberListBytes(req.body);
+    }
+    const size_t count = resolvedIds_.size();
+    for (uint32_t i = 0; i < count; ++i) {
       const uint32_t id = resolvedIds_[i];
       const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
       if (n != nullptr) {
@@ -104,7 +201,8 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
         nodeIds_.push_back(id);
         inputIndex_.push_back(i);
       } else {
-        unknown_.push_back(args_.nodeNames[i]);
+        const uint32_t from = i == 0 ? 0 : memoEnds_[i - 1];
+        unknown_.push_back(std::string_view(memoNames_).substr(from, memoEnds_[i] - from));
       }
     }
   } else {
@@ -147,6 +245,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
     }
     if (same) return;
   }
+  memoRawValid_ = false;
   memoValid_ = true;
   memoNameSet_ = nameSet;
   memoNames_.clear();

@@ -79,6 +79,10 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: fills resolvedIds_ (an id or kNoNode per input name), reusing the previous
   // request's when it sent the same names against the same node set.
   void resolveNames(const cache::Snapshot& snap);
+  // Decodes a body whose NodeNames bytes equal memoRaw_ without parsing the list again; false
+  // when the shortcut does not apply (nothing reported: decode the body normally).
+  bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
+  void rememberListBytes(std::string_view body);
   // NodeNames mode: the failed maps in name order with names from names_, unknown names last
   // merged in (filterResult_.failedSorted / namesEncoded).
   void orderFailed(const std::vector<uint32_t>& failed);
@@ -120,6 +124,9 @@ class ExtenderService : public BatchHandler {
   std::string memoNames_;
   std::vector<uint32_t> memoEnds_;
   std::vector<uint32_t> resolvedIds_;
+  bool memoRawValid_ = false;
+  std::string memoRaw_;  // the list's JSON between the brackets, as last sent
+  std::string compact_;  // a body without its list, padded
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter
   std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
@@ -145,6 +152,7 @@ class ExtenderService : public BatchHandler {
   Histogram* encode_;
   Counter* decodeErrors_;
   Counter* unknownNodes_;
+  Counter* listsReused_;
 };
 
 }  // namespace fleetsched::engine

@@ -380,6 +380,8 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   const std::string body = gpu2Body({"gpu-a", "gpu-b", "cpu-1", "ghost"});
   expectLikeFresh(body, "first");
   expectLikeFresh(body, "repeated");  // the memo answers this time
+  Counter& reused = metrics_.counter("node_names_reused_total", "");
+  EXPECT_EQ(reused.value(), 3u);  // prioritize after the first filter, then both repeats
 
   ASSERT_TRUE(cache_.deleteNode("gpu-b"));
   Answer gone = call(Verb::Filter, body);
@@ -401,6 +403,23 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   expectLikeFresh(gpu2Body({"gpu-a", "gpu-x", "cpu-1", "ghost"}), "one name changed");
   expectLikeFresh(gpu2Body({"gpu-a", "ghost"}), "shorter");
   expectLikeFresh(gpu2Body({"gpu-a", "ghost", "cpu-1", "ghost"}), "duplicate");
+
+  // Same names, other bytes (blanks, an escaped letter): the names memo still applies.
+  std::string spaced = gpu2Body({"gpu-a", "ghost", "cpu-1", "ghost"});
+  spaced.replace(spaced.find(R"(["gpu-a")"), 8, R"([ "gpu-\u0061" )");
+  expectLikeFresh(spaced, "same names, other bytes");
+  // A list that is not the last key, and a lower-case key: parsed in full, same answer.
+  std::string reordered = gpu2Body({"gpu-a", "ghost"});
+  reordered.insert(reordered.size() - 1, R"(,"X":1)");
+  expectLikeFresh(reordered, "list not last");
+  std::string lower = gpu2Body({"gpu-a", "cpu-1"});
+  lower.replace(lower.find("NodeNames"), 9, "nodenames");
+  expectLikeFresh(lower, "lower-case key");
+  expectLikeFresh(lower, "lower-case key again");
+  // The same list bytes behind a later duplicate key that Go would take instead.
+  std::string twice = gpu2Body({"gpu-a", "cpu-1"});
+  twice.insert(twice.find(R"("Nodes":null)"), R"("NodeNames":["gpu-b"],)");
+  expectLikeFresh(twice, "duplicate key");
 }
 
 TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
