@@ -140,13 +140,13 @@ bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::
   // kube-scheduler sends the same NodeNames for pod after pod while the cluster is steady, and
   // that list is nearly the whole body. When its bytes equal the last list's, parse the body
   // with the list cut out (the pod is a few KB) and take the names and ids resolved last time.
-  if (!memoRawValid_ || memoNameSet_ != snap.nameSetVersion()) return false;
+  if (!memo_->rawValid || memo_->nameSet != snap.nameSetVersion()) return false;
   const std::string_view body = req.body;
   const size_t close = trailingListClose(body);
-  if (close == std::string_view::npos || close < memoRaw_.size() + 1 + kNodeNamesKey.size()) return false;
-  const size_t open = close - memoRaw_.size() - 1;
+  if (close == std::string_view::npos || close < memo_->raw.size() + 1 + kNodeNamesKey.size()) return false;
+  const size_t open = close - memo_->raw.size() - 1;
   if (body[open] != '[' || body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0 ||
-      std::memcmp(body.data() + open + 1, memoRaw_.data(), memoRaw_.size()) != 0) {
+      std::memcmp(body.data() + open + 1, memo_->raw.data(), memo_->raw.size()) != 0) {
     return false;
   }
   compact_.assign(body.data(), open + 1);
@@ -162,7 +162,7 @@ bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::
 
 void ExtenderService::rememberListBytes(std::string_view body) {
   // Keep the list's bytes for decodeWithoutKnownList when the body has the shape it handles.
-  memoRawValid_ = false;
+  memo_->rawValid = false;
   const size_t open = args_.nodeNamesOffset;
   const size_t close = trailingListClose(body);
   if (!args_.hasNodeNames || open == SIZE_MAX || close == std::string_view::npos || open >= close ||
@@ -172,8 +172,8 @@ void ExtenderService::rememberListBytes(std::string_view body) {
   }
   const std::string_view raw = body.substr(open + 1, close - open - 1);
   if (!isStringList(raw, args_.nodeNames.size())) return;
-  memoRaw_.assign(raw);
-  memoRawValid_ = true;
+  memo_->raw.assign(raw);
+  memo_->rawValid = true;
 }
 
 bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -181,6 +181,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   nodeIds_.clear();
   inputIndex_.clear();
   unknown_.clear();
+  memo_ = &memos_[req.verb == Verb::Prioritize ? 1 : 0];
   bool known = decodeWithoutKnownList(req, snap);
   if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
     badRequest(req);
@@ -192,17 +193,17 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
       resolveNames(snap);
       rememberListBytes(req.body);
     }
-    const size_t count = resolvedIds_.size();
+    const size_t count = memo_->ids.size();
     for (uint32_t i = 0; i < count; ++i) {
-      const uint32_t id = resolvedIds_[i];
+      const uint32_t id = memo_->ids[i];
       const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
       if (n != nullptr) {
         nodes_.push_back(n);
         nodeIds_.push_back(id);
         inputIndex_.push_back(i);
       } else {
-        const uint32_t from = i == 0 ? 0 : memoEnds_[i - 1];
-        unknown_.push_back(std::string_view(memoNames_).substr(from, memoEnds_[i] - from));
+        const uint32_t from = i == 0 ? 0 : memo_->ends[i - 1];
+        unknown_.push_back(std::string_view(memo_->names).substr(from, memo_->ends[i] - from));
       }
     }
   } else {
@@ -235,27 +236,27 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   // Ids stay valid while the node set does (the snapshot version may move on with pod events).
   const std::vector<std::string_view>& list = args_.nodeNames;
   const uint64_t nameSet = snap.nameSetVersion();
-  if (memoValid_ && memoNameSet_ == nameSet && list.size() == memoEnds_.size()) {
+  if (memo_->valid && memo_->nameSet == nameSet && list.size() == memo_->ends.size()) {
     bool same = true;
     uint32_t from = 0;
     for (size_t i = 0; i < list.size() && same; ++i) {
-      const uint32_t end = memoEnds_[i];
-      same = end - from == list[i].size() && std::memcmp(memoNames_.data() + from, list[i].data(), list[i].size()) == 0;
+      const uint32_t end = memo_->ends[i];
+      same = end - from == list[i].size() && std::memcmp(memo_->names.data() + from, list[i].data(), list[i].size()) == 0;
       from = end;
     }
     if (same) return;
   }
-  memoRawValid_ = false;
-  memoValid_ = true;
-  memoNameSet_ = nameSet;
-  memoNames_.clear();
-  memoEnds_.clear();
-  resolvedIds_.clear();
+  memo_->rawValid = false;
+  memo_->valid = true;
+  memo_->nameSet = nameSet;
+  memo_->names.clear();
+  memo_->ends.clear();
+  memo_->ids.clear();
   for (std::string_view name : list) {
-    memoNames_.append(name);
-    memoEnds_.push_back(static_cast<uint32_t>(memoNames_.size()));
+    memo_->names.append(name);
+    memo_->ends.push_back(static_cast<uint32_t>(memo_->names.size()));
     const plugins::NodeInfo* n = snap.find(name);
-    resolvedIds_.push_back(n == nullptr ? cache::kNoNode : n->id);
+    memo_->ids.push_back(n == nullptr ? cache::kNoNode : n->id);
   }
 }
 

@@ -76,10 +76,10 @@ class ExtenderService : public BatchHandler {
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
   // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
-  // NodeNames mode: fills resolvedIds_ (an id or kNoNode per input name), reusing the previous
+  // NodeNames mode: fills memo_->ids (an id or kNoNode per input name), reusing the previous
   // request's when it sent the same names against the same node set.
   void resolveNames(const cache::Snapshot& snap);
-  // Decodes a body whose NodeNames bytes equal memoRaw_ without parsing the list again; false
+  // Decodes a body whose NodeNames bytes equal memo_->raw without parsing the list again; false
   // when the shortcut does not apply (nothing reported: decode the body normally).
   bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
   void rememberListBytes(std::string_view body);
@@ -119,13 +119,19 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
   // ids) and the failed-map scratch.
   NodeNameTable names_;
-  uint64_t memoNameSet_ = 0;
-  bool memoValid_ = false;
-  std::string memoNames_;
-  std::vector<uint32_t> memoEnds_;
-  std::vector<uint32_t> resolvedIds_;
-  bool memoRawValid_ = false;
-  std::string memoRaw_;  // the list's JSON between the brackets, as last sent
+  // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
+  // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
+  struct NameListMemo {
+    bool valid = false;
+    uint64_t nameSet = 0;           // Snapshot::nameSetVersion() the ids belong to
+    std::string names;              // the names back to back
+    std::vector<uint32_t> ends;     // end offset of each name in `names`
+    std::vector<uint32_t> ids;      // an id or kNoNode per name
+    bool rawValid = false;
+    std::string raw;                // the list's JSON between the brackets, as last sent
+  };
+  NameListMemo memos_[2];
+  NameListMemo* memo_ = &memos_[0];
   std::string compact_;  // a body without its list, padded
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter

@@ -381,7 +381,14 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   expectLikeFresh(body, "first");
   expectLikeFresh(body, "repeated");  // the memo answers this time
   Counter& reused = metrics_.counter("node_names_reused_total", "");
-  EXPECT_EQ(reused.value(), 3u);  // prioritize after the first filter, then both repeats
+  EXPECT_EQ(reused.value(), 2u);  // the repeated filter and prioritize
+  // Filter and prioritize keep their own lists: alternating them still hits.
+  const std::string fewer = gpu2Body({"gpu-a", "gpu-b"});
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(call(Verb::Filter, body).body, fresh(Verb::Filter, body).body);
+    EXPECT_EQ(call(Verb::Prioritize, fewer).body, fresh(Verb::Prioritize, fewer).body);
+  }
+  EXPECT_EQ(reused.value(), 5u);
 
   ASSERT_TRUE(cache_.deleteNode("gpu-b"));
   Answer gone = call(Verb::Filter, body);
