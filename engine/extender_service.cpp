@@ -319,7 +319,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.assign(nodes_.size(), plugins::Status{});
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
   profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
 
   codec::FilterResult& r = filterResult_;
@@ -382,7 +382,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t parsed = uv_hrtime();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.assign(nodes_.size(), plugins::Status{});
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0.
   plugins::NodeSpan feasible = profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
