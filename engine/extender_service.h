@@ -3,7 +3,10 @@
 // snapshot's nodes, and encoded as Go's encoding/json would (codec).
 //
 //   NodeNames mode  names are looked up in the snapshot; a name the cache does not know is
-//                   reported in FailedNodes, never dropped.
+//                   reported in FailedNodes, never dropped. Each verb remembers its last list:
+//                   the same names on the same node set reuse the resolved ids, and the same
+//                   bytes are not parsed again. Replies take names pre-encoded and failed maps
+//                   in order from a NodeNameTable (per node set).
 //   Nodes mode      each request node is turned into a NodeInfo; what the cache knows about a
 //                   node of that name (pods bound, reservations, zone) is carried over, so
 //                   accounting is the same in both modes. The reply echoes the input objects'
