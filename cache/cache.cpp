@@ -130,6 +130,7 @@ class CacheState {
  public:
   CacheState(Cache& cache, NodeFeatureConfig config) : cache_(cache), builder_(std::move(config)) {
     index_ = new NameIndex;
+    index_->generation = version_ + 1;
     index_->mask = 15;
     index_->slots.resize(16);
     indexDirty_ = true;
@@ -533,6 +534,7 @@ class CacheState {
     if (!indexDirty_) {
       pendingRetire_.emplace_back(index_, &deleteObject<NameIndex>);
       index_ = new NameIndex(*index_);
+      index_->generation = version_ + 1;  // the version publish() will give it
       indexDirty_ = true;
     }
     return *index_;
@@ -553,6 +555,7 @@ class CacheState {
     if ((index.size + 1) * 2 > index.mask + 1) {
       NameIndex grown;
       grown.mask = (index.mask + 1) * 2 - 1;
+      grown.generation = index.generation;
       grown.slots.resize(grown.mask + 1);
       for (const auto& s : index.slots) {
         if (s.id != kNoNode) indexPut(grown, s.hash, s.id);

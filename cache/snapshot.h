@@ -47,6 +47,9 @@ struct NameIndex {
   uint32_t mask = 0;
   uint32_t size = 0;
   std::vector<Slot> slots;
+  // The version of the first snapshot that published this index. Every change to the node set
+  // (or to which id a name has) copies the index, so equal generations mean equal id -> name maps.
+  uint64_t generation = 0;
 };
 
 // Pods per zone for the workloads whose key hashes into this shard. Each entry owns `stride`
@@ -128,6 +131,12 @@ class Snapshot final : public plugins::ClusterState {
   uint32_t nodeCount() const { return data_ == nullptr ? 0 : data_->nodeCount; }
   // Increases with every publish; 0 for an empty handle.
   uint64_t version() const { return data_ == nullptr ? 0 : data_->version; }
+  // Changes only when a node is added or deleted: snapshots with the same value map the same
+  // ids to the same names, so per-name-set work (sort orders, encoded names) can be reused
+  // across pod events. 0 for an empty handle.
+  uint64_t nameSetVersion() const {
+    return data_ == nullptr || data_->index == nullptr ? 0 : data_->index->generation;
+  }
 
   // Calls f(const NodeInfo&) for every node in id order.
   template <class F>

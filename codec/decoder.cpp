@@ -921,6 +921,7 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
   Impl& d = *impl_;
   out.hasNodes = out.hasNodeNames = false;
   out.nodeNames.clear();
+  out.nodeNamesOffset = SIZE_MAX;
   size_t usedNodes = 0;
   bool sawPod = false;
   sj::object root;
@@ -934,6 +935,7 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
     }
     if (foldEquals(k, "NodeNames")) {
       out.nodeNames.clear();
+      out.nodeNamesOffset = static_cast<size_t>(v.raw_json_token().data() - padded.data());
       int n = d.isNull(v);
       if (n < 0) return d.at("NodeNames");
       out.hasNodeNames = n == 0;

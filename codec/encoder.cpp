@@ -45,18 +45,68 @@ void sortedOrder(size_t n, NameOf nameOf, std::vector<SortKey>& keys) {
 // Scratch for the sort; the encoders run on the reactor thread, one call at a time per thread.
 thread_local std::vector<SortKey> tlsKeys;
 
-void writeFailedMap(JsonWriter& w, const std::vector<FailedNode>& v) {
-  sortedOrder(v.size(), [&](size_t i) { return v[i].node; }, tlsKeys);
+// A failed map repeats a handful of reasons thousands of times: escape each distinct reason
+// once per map and copy its bytes after that. Keyed by the view's address and length, which
+// cannot change during one encode call.
+class ReasonMemo {
+ public:
+  void write(JsonWriter& w, std::string_view reason) {
+    for (size_t i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.data == reason.data() && e.size == reason.size()) {
+        w.repeat(e.at, e.length);
+        return;
+      }
+    }
+    const size_t at = w.size();
+    w.string(reason);
+    entries_[next_] = {reason.data(), reason.size(), at, w.size() - at};
+    next_ = (next_ + 1) % kEntries;
+    if (used_ < kEntries) ++used_;
+  }
+
+ private:
+  static constexpr size_t kEntries = 8;
+  struct Entry {
+    const char* data;
+    size_t size;
+    size_t at;
+    size_t length;
+  };
+  Entry entries_[kEntries] = {};
+  size_t used_ = 0;
+  size_t next_ = 0;
+};
+
+void writeFailedEntry(JsonWriter& w, const FailedNode& f, bool namesEncoded, ReasonMemo& reasons) {
+  if (namesEncoded) {
+    w.raw(f.node);
+  } else {
+    w.string(f.node);
+  }
+  w.ch(':');
+  reasons.write(w, f.reason);
+}
+
+void writeFailedMap(JsonWriter& w, const std::vector<FailedNode>& v, bool sorted, bool namesEncoded) {
+  ReasonMemo reasons;
   w.ch('{');
+  if (sorted) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k != 0) w.ch(',');
+      writeFailedEntry(w, v[k], namesEncoded, reasons);
+    }
+    w.ch('}');
+    return;
+  }
+  sortedOrder(v.size(), [&](size_t i) { return v[i].node; }, tlsKeys);
   bool first = true;
   for (size_t k = 0; k < tlsKeys.size(); ++k) {
     const FailedNode& f = v[tlsKeys[k].index];
     if (k + 1 < tlsKeys.size() && v[tlsKeys[k + 1].index].node == f.node) continue;  // a later entry wins
     if (!first) w.ch(',');
     first = false;
-    w.string(f.node);
-    w.ch(':');
-    w.string(f.reason);
+    writeFailedEntry(w, f, namesEncoded, reasons);
   }
   w.ch('}');
 }
@@ -88,7 +138,11 @@ void encodeFilterResult(const FilterResult& r, std::string& out) {
     w.raw(R"({"Nodes":null,"NodeNames":[)");
     for (size_t i = 0; i < r.nodeNames.size(); ++i) {
       if (i != 0) w.ch(',');
-      w.string(r.nodeNames[i]);
+      if (r.namesEncoded) {
+        w.raw(r.nodeNames[i]);
+      } else {
+        w.string(r.nodeNames[i]);
+      }
     }
     w.raw("],");
   } else {
@@ -101,22 +155,25 @@ void encodeFilterResult(const FilterResult& r, std::string& out) {
     w.raw(R"(]},"NodeNames":null,)");
   }
   w.key("FailedNodes");
-  writeFailedMap(w, r.failedNodes);
+  writeFailedMap(w, r.failedNodes, r.failedSorted, r.namesEncoded);
   w.ch(',');
   w.key("FailedAndUnresolvableNodes");
-  writeFailedMap(w, r.failedAndUnresolvableNodes);
+  writeFailedMap(w, r.failedAndUnresolvableNodes, r.failedSorted, r.namesEncoded);
   w.raw(R"(,"Error":"")");
   w.ch('}');
 }
 
-void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out) {
+void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded) {
   JsonWriter w(out);
   out.reserve(out.size() + 2 + list.size() * 40);
   w.ch('[');
   for (size_t i = 0; i < list.size(); ++i) {
-    if (i != 0) w.ch(',');
-    w.raw(R"({"Host":)");
-    w.string(list[i].host);
+    w.raw(i == 0 ? std::string_view(R"({"Host":)") : std::string_view(R"(,{"Host":)"));
+    if (hostsEncoded) {
+      w.raw(list[i].host);
+    } else {
+      w.string(list[i].host);
+    }
     w.raw(R"(,"Score":)");
     w.int64(list[i].score);
     w.ch('}');

@@ -25,7 +25,8 @@ namespace fleetsched::codec {
 // of duplicate node names the last entry wins, as repeated map assignment would.
 void encodeFilterResult(const FilterResult& r, std::string& out);
 
-void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out);
+// hostsEncoded: every host is a JSON string already (quoted and escaped), copied as it is.
+void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded = false);
 
 // Writes each node's `uids`, nodes sorted by name (duplicates: the last wins).
 void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out);

@@ -4,6 +4,7 @@
 // valid until the next decode on the same Decoder.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ struct ExtenderArgs {
   bool hasNodeNames = false;  // "NodeNames" was present and not null
   std::vector<Node> nodes;    // Nodes.items, each with its raw JSON bytes
   std::vector<std::string_view> nodeNames;
+  // Where the value of the (last) NodeNames key starts in the input ('[' or 'n' of null);
+  // SIZE_MAX without one. Lets a caller recognise a list it has seen before by its bytes.
+  size_t nodeNamesOffset = SIZE_MAX;
 
   // NodeNames wins when both are set (kube-scheduler never sends both); with neither, the
   // request came from a cache-capable scheduler with an empty list, so NodeNames.
@@ -73,6 +77,12 @@ struct FilterResult {
   std::vector<FailedNode> failedNodes;
   std::vector<FailedNode> failedAndUnresolvableNodes;
   std::string_view error;
+  // Work a caller has done once for many requests (see engine::NodeNameTable); the encoder
+  // trusts both. failedSorted: each failed list is already in bytewise name order with every
+  // name once. namesEncoded: nodeNames and the failed entries' node views are JSON strings
+  // already (quoted and escaped as JsonWriter::string writes them) and are copied as they are.
+  bool failedSorted = false;
+  bool namesEncoded = false;
 };
 
 // HostPriority; a prioritize reply is a bare array of these (`[]` when empty).

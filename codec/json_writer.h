@@ -24,6 +24,14 @@ class JsonWriter {
   JsonWriter& operator=(const JsonWriter&) = delete;
 
   void finish() { out_.resize(len_); }
+  // Bytes of out_ written so far (the caller's prefix included).
+  size_t size() const { return len_; }
+  // Appends a copy of n bytes already written at offset `from` (e.g. a string escaped earlier).
+  void repeat(size_t from, size_t n) {
+    char* p = reserve(n);
+    std::memcpy(p, out_.data() + from, n);
+    len_ += n;
+  }
 
   void raw(std::string_view s) {
     std::memcpy(reserve(s.size()), s.data(), s.size());

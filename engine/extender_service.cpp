@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "codec/encoder.h"
+#include "codec/json_writer.h"
 #include "engine/ingest.h"
 #include "plugins/annotations.h"
 #include "plugins/zone/zone_plugin.h"
@@ -49,6 +51,8 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   encode_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "encode"}});
   decodeErrors_ = &metrics.counter("decode_errors_total", "Extender requests whose body could not be decoded");
   unknownNodes_ = &metrics.counter("unknown_nodes_total", "Node names in requests that the cache does not know");
+  listsReused_ = &metrics.counter("node_names_reused_total",
+                                  "NodeNames lists equal to the previous one, taken without parsing them again");
 }
 
 ExtenderService::~ExtenderService() = default;
@@ -82,21 +86,124 @@ void ExtenderService::badRequest(ExtenderRequest& req) {
   req.response = std::string(verbName(req.verb)) + ": " + decoder_.errorMessage() + "\n";
 }
 
+namespace {
+
+constexpr std::string_view kNodeNamesKey = R"("NodeNames":)";
+
+bool isJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Where the list ends when `body` ends like json.Marshal writes ExtenderArgs,
+// `..."NodeNames":[...]}` (trailing blanks allowed): the position of that ']', else npos.
+size_t trailingListClose(std::string_view body) {
+  size_t end = body.size();
+  while (end > 0 && isJsonSpace(body[end - 1])) --end;
+  if (end < 2 || body[end - 1] != '}' || body[end - 2] != ']') return std::string_view::npos;
+  return end - 2;
+}
+
+// True when `raw` holds only JSON strings separated by commas and blanks, `count` of them: then
+// the ']' after it closes the array that starts before it.
+bool isStringList(std::string_view raw, size_t count) {
+  size_t seen = 0, i = 0;
+  const size_t n = raw.size();
+  bool wantValue = true;
+  while (i < n) {
+    const char c = raw[i];
+    if (isJsonSpace(c)) {
+      ++i;
+    } else if (c == ',' && !wantValue) {
+      wantValue = true;
+      ++i;
+    } else if (c == '"' && wantValue) {
+      ++i;
+      for (;;) {
+        const void* q = std::memchr(raw.data() + i, '"', n - i);
+        if (q == nullptr) return false;
+        size_t at = static_cast<size_t>(static_cast<const char*>(q) - raw.data());
+        size_t slashes = 0;
+        while (at - slashes > i && raw[at - slashes - 1] == '\\') ++slashes;
+        i = at + 1;
+        if (slashes % 2 == 0) break;
+      }
+      ++seen;
+      wantValue = false;
+    } else {
+      return false;
+    }
+  }
+  return seen == count && (count == 0 || !wantValue);
+}
+
+}  // namespace
+
+bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
+  // kube-scheduler sends the same NodeNames for pod after pod while the cluster is steady, and
+  // that list is nearly the whole body. When its bytes equal the last list's, parse the body
+  // with the list cut out (the pod is a few KB) and take the names and ids resolved last time.
+  if (!memo_->rawValid || memo_->nameSet != snap.nameSetVersion()) return false;
+  const std::string_view body = req.body;
+  const size_t close = trailingListClose(body);
+  if (close == std::string_view::npos || close < memo_->raw.size() + 1 + kNodeNamesKey.size()) return false;
+  const size_t open = close - memo_->raw.size() - 1;
+  if (body[open] != '[' || body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0 ||
+      std::memcmp(body.data() + open + 1, memo_->raw.data(), memo_->raw.size()) != 0) {
+    return false;
+  }
+  compact_.assign(body.data(), open + 1);
+  compact_.append(body.data() + close, body.size() - close);
+  const size_t size = compact_.size();
+  compact_.append(kBodyPadding, '\0');
+  // Anything unexpected (e.g. the key was not the top-level one): the full decode decides.
+  if (!decoder_.decodeExtenderArgs(std::string_view(compact_.data(), size), args_)) return false;
+  if (!args_.hasNodeNames || args_.nodeNamesOffset != open || !args_.nodeNames.empty()) return false;
+  listsReused_->inc();
+  return true;
+}
+
+void ExtenderService::rememberListBytes(std::string_view body) {
+  // Keep the list's bytes for decodeWithoutKnownList when the body has the shape it handles.
+  memo_->rawValid = false;
+  const size_t open = args_.nodeNamesOffset;
+  const size_t close = trailingListClose(body);
+  if (!args_.hasNodeNames || open == SIZE_MAX || close == std::string_view::npos || open >= close ||
+      open < kNodeNamesKey.size() || body[open] != '[' ||
+      body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0) {
+    return;
+  }
+  const std::string_view raw = body.substr(open + 1, close - open - 1);
+  if (!isStringList(raw, args_.nodeNames.size())) return;
+  memo_->raw.assign(raw);
+  memo_->rawValid = true;
+}
+
 bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
-  if (!decoder_.decodeExtenderArgs(req.body, args_)) {
+  nodes_.clear();
+  nodeIds_.clear();
+  inputIndex_.clear();
+  unknown_.clear();
+  memo_ = &memos_[req.verb == Verb::Prioritize ? 1 : 0];
+  bool known = decodeWithoutKnownList(req, snap);
+  if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
     badRequest(req);
     return false;
   }
-  nodes_.clear();
-  inputIndex_.clear();
-  unknown_.clear();
   if (args_.mode() == codec::NodesMode::NodeNames) {
-    for (uint32_t i = 0; i < args_.nodeNames.size(); ++i) {
-      if (const plugins::NodeInfo* n = snap.find(args_.nodeNames[i])) {
+    names_.refresh(snap);
+    if (!known) {
+      resolveNames(snap);
+      rememberListBytes(req.body);
+    }
+    const size_t count = memo_->ids.size();
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t id = memo_->ids[i];
+      const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+      if (n != nullptr) {
         nodes_.push_back(n);
+        nodeIds_.push_back(id);
         inputIndex_.push_back(i);
       } else {
-        unknown_.push_back(args_.nodeNames[i]);
+        const uint32_t from = i == 0 ? 0 : memo_->ends[i - 1];
+        unknown_.push_back(std::string_view(memo_->names).substr(from, memo_->ends[i] - from));
       }
     }
   } else {
@@ -123,6 +230,88 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   return true;
 }
 
+void ExtenderService::resolveNames(const cache::Snapshot& snap) {
+  // kube-scheduler sends the same list for pod after pod while the cluster is steady: comparing
+  // it with the last one, bytes in a row, costs a fraction of hashing and probing every name.
+  // Ids stay valid while the node set does (the snapshot version may move on with pod events).
+  const std::vector<std::string_view>& list = args_.nodeNames;
+  const uint64_t nameSet = snap.nameSetVersion();
+  if (memo_->valid && memo_->nameSet == nameSet && list.size() == memo_->ends.size()) {
+    bool same = true;
+    uint32_t from = 0;
+    for (size_t i = 0; i < list.size() && same; ++i) {
+      const uint32_t end = memo_->ends[i];
+      same = end - from == list[i].size() && std::memcmp(memo_->names.data() + from, list[i].data(), list[i].size()) == 0;
+      from = end;
+    }
+    if (same) return;
+  }
+  memo_->rawValid = false;
+  memo_->valid = true;
+  memo_->nameSet = nameSet;
+  memo_->names.clear();
+  memo_->ends.clear();
+  memo_->ids.clear();
+  for (std::string_view name : list) {
+    memo_->names.append(name);
+    memo_->ends.push_back(static_cast<uint32_t>(memo_->names.size()));
+    const plugins::NodeInfo* n = snap.find(name);
+    memo_->ids.push_back(n == nullptr ? cache::kNoNode : n->id);
+  }
+}
+
+void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
+  // Go writes map keys sorted. Known nodes are walked by their rank in the name table (a bit
+  // per rank, one word per 64 nodes): no string comparison. Unknown names (rare) are sorted
+  // here and merged into FailedNodes, where their reason puts them.
+  codec::FilterResult& r = filterResult_;
+  const uint32_t count = names_.size();
+  const size_t words = (count + 63) / 64;
+  failedRanks_.assign(2 * words, 0);
+  rankStatus_.resize(count);
+  for (uint32_t i : failed) {
+    const uint32_t rank = names_.rank(nodeIds_[i]);
+    const size_t map = statuses_[i].code == plugins::Code::UnschedulableAndUnresolvable ? 1 : 0;
+    failedRanks_[map * words + rank / 64] |= uint64_t{1} << (rank % 64);
+    rankStatus_[rank] = i;  // a name sent twice has one node and one status
+  }
+
+  unknownOrder_.resize(unknown_.size());
+  for (uint32_t k = 0; k < unknownOrder_.size(); ++k) unknownOrder_[k] = k;
+  std::sort(unknownOrder_.begin(), unknownOrder_.end(),
+            [&](uint32_t a, uint32_t b) { return unknown_[a] < unknown_[b]; });
+  unknownOrder_.erase(std::unique(unknownOrder_.begin(), unknownOrder_.end(),
+                                  [&](uint32_t a, uint32_t b) { return unknown_[a] == unknown_[b]; }),
+                      unknownOrder_.end());
+  unknownQuoted_.clear();
+  unknownQuotedOffset_.assign(1, 0);
+  {
+    codec::JsonWriter w(unknownQuoted_);
+    for (uint32_t k : unknownOrder_) {
+      w.string(unknown_[k]);
+      unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
+    }
+  }
+
+  for (size_t map = 0; map < 2; ++map) {
+    std::vector<codec::FailedNode>& out = map == 0 ? r.failedNodes : r.failedAndUnresolvableNodes;
+    size_t u = map == 0 ? 0 : unknownOrder_.size();  // unknown names go to FailedNodes only
+    for (size_t wi = 0; wi < words; ++wi) {
+      for (uint64_t bits = failedRanks_[map * words + wi]; bits != 0; bits &= bits - 1) {
+        const uint32_t rank = static_cast<uint32_t>(wi * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+        const uint32_t id = names_.idAt(rank);
+        for (; u < unknownOrder_.size() && unknown_[unknownOrder_[u]] < names_.name(id); ++u) {
+          out.push_back({quotedUnknown(u), kUnknownNode});
+        }
+        out.push_back({names_.quoted(id), statuses_[rankStatus_[rank]].reason});
+      }
+    }
+    for (; u < unknownOrder_.size(); ++u) out.push_back({quotedUnknown(u), kUnknownNode});
+  }
+  r.failedSorted = true;
+  r.namesEncoded = true;
+}
+
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
@@ -130,7 +319,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.assign(nodes_.size(), plugins::Status{});
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
   profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
 
   codec::FilterResult& r = filterResult_;
@@ -140,38 +329,47 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   r.failedNodes.clear();
   r.failedAndUnresolvableNodes.clear();
   r.error = {};
+  r.failedSorted = false;
+  r.namesEncoded = false;
   const bool names = r.mode == codec::NodesMode::NodeNames;
-  for (uint32_t i : scratch_.feasibleIndex()) {
+  auto pass = [&](size_t i) {
     if (names) {
-      r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
+      r.nodeNames.push_back(names_.quoted(nodeIds_[i]));  // the request's name, as the table encodes it
     } else {
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
-  }
+  };
+  for (uint32_t i : scratch_.feasibleIndex()) pass(i);
   // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
   // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
   // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
   // without grace period), so trust it for that node; the binder re-checks before binding.
   const std::string_view nominated = args_.pod.nominatedNodeName;
-  for (size_t i = 0; i < statuses_.size(); ++i) {
+  failed_.clear();
+  for (uint32_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
     if (s.code == plugins::Code::Unschedulable && !nominated.empty() && nodes_[i]->name == nominated) {
-      if (names) {
-        r.nodeNames.push_back(args_.nodeNames[inputIndex_[i]]);
-      } else {
-        r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
-      }
+      pass(i);
       continue;
     }
-    codec::FailedNode f{nodes_[i]->name, s.reason};
-    if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
-      r.failedAndUnresolvableNodes.push_back(f);
-    } else {
-      r.failedNodes.push_back(f);
-    }
+    failed_.push_back(i);
   }
-  for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+  if (names) {
+    orderFailed(failed_);
+  } else {
+    // Full Nodes: the names come with the request; the encoder sorts them.
+    for (uint32_t i : failed_) {
+      const plugins::Status& s = statuses_[i];
+      codec::FailedNode f{nodes_[i]->name, s.reason};
+      if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
+        r.failedAndUnresolvableNodes.push_back(f);
+      } else {
+        r.failedNodes.push_back(f);
+      }
+    }
+    for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+  }
   const uint64_t decided = uv_hrtime();
 
   codec::encodeFilterResult(r, req.response);
@@ -184,7 +382,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t parsed = uv_hrtime();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.assign(nodes_.size(), plugins::Status{});
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0.
   plugins::NodeSpan feasible = profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
@@ -198,11 +396,27 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
   priorities_.clear();
-  for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
-  for (std::string_view name : unknown_) priorities_.push_back({name, 0});
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
+  if (names) {
+    // Hosts as the name table encodes them; unknown names escaped here.
+    unknownQuoted_.clear();
+    unknownQuotedOffset_.assign(1, 0);
+    {
+      codec::JsonWriter w(unknownQuoted_);
+      for (std::string_view name : unknown_) {
+        w.string(name);
+        unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
+      }
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({names_.quoted(nodeIds_[i]), scores_[i]});
+    for (size_t k = 0; k < unknown_.size(); ++k) priorities_.push_back({quotedUnknown(k), 0});
+  } else {
+    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
+    for (std::string_view name : unknown_) priorities_.push_back({name, 0});
+  }
   const uint64_t decided = uv_hrtime();
 
-  codec::encodeHostPriorityList(priorities_, req.response);
+  codec::encodeHostPriorityList(priorities_, req.response, names);
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 

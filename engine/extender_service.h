@@ -3,7 +3,10 @@
 // snapshot's nodes, and encoded as Go's encoding/json would (codec).
 //
 //   NodeNames mode  names are looked up in the snapshot; a name the cache does not know is
-//                   reported in FailedNodes, never dropped.
+//                   reported in FailedNodes, never dropped. Each verb remembers its last list:
+//                   the same names on the same node set reuse the resolved ids, and the same
+//                   bytes are not parsed again. Replies take names pre-encoded and failed maps
+//                   in order from a NodeNameTable (per node set).
 //   Nodes mode      each request node is turned into a NodeInfo; what the cache knows about a
 //                   node of that name (pods bound, reservations, zone) is carried over, so
 //                   accounting is the same in both modes. The reply echoes the input objects'
@@ -38,6 +41,7 @@
 #include "codec/extender.h"
 #include "engine/handler.h"
 #include "engine/metrics.h"
+#include "engine/node_name_table.h"
 #include "engine/owned_pod.h"
 #include "plugins/config.h"
 #include "plugins/profile.h"
@@ -72,9 +76,22 @@ class ExtenderService : public BatchHandler {
   // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
   bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
   void bind(ExtenderRequest& req, const cache::Snapshot& snap);
-  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_).
-  // Returns false after filling a 400/413 response.
+  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
+  // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
+  // NodeNames mode: fills memo_->ids (an id or kNoNode per input name), reusing the previous
+  // request's when it sent the same names against the same node set.
+  void resolveNames(const cache::Snapshot& snap);
+  // Decodes a body whose NodeNames bytes equal memo_->raw without parsing the list again; false
+  // when the shortcut does not apply (nothing reported: decode the body normally).
+  bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
+  void rememberListBytes(std::string_view body);
+  // NodeNames mode: the failed maps in name order with names from names_, unknown names last
+  // merged in (filterResult_.failedSorted / namesEncoded).
+  void orderFailed(const std::vector<uint32_t>& failed);
+  std::string_view quotedUnknown(size_t i) const {
+    return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
+  }
   void badRequest(ExtenderRequest& req);
   void remember(const codec::Pod& pod);
   // Reserves and posts the Binding; returns an error text when it cannot start.
@@ -102,6 +119,30 @@ class ExtenderService : public BatchHandler {
   std::vector<const plugins::NodeInfo*> nodes_;
   std::vector<uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
   std::vector<std::string_view> unknown_;
+  // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
+  // ids) and the failed-map scratch.
+  NodeNameTable names_;
+  // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
+  // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
+  struct NameListMemo {
+    bool valid = false;
+    uint64_t nameSet = 0;           // Snapshot::nameSetVersion() the ids belong to
+    std::string names;              // the names back to back
+    std::vector<uint32_t> ends;     // end offset of each name in `names`
+    std::vector<uint32_t> ids;      // an id or kNoNode per name
+    bool rawValid = false;
+    std::string raw;                // the list's JSON between the brackets, as last sent
+  };
+  NameListMemo memos_[2];
+  NameListMemo* memo_ = &memos_[0];
+  std::string compact_;  // a body without its list, padded
+  std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
+  std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter
+  std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
+  std::vector<uint32_t> rankStatus_;   // rank -> position in statuses_
+  std::vector<uint32_t> unknownOrder_;
+  std::string unknownQuoted_;
+  std::vector<uint32_t> unknownQuotedOffset_;
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<int32_t> scores_;
@@ -120,6 +161,7 @@ class ExtenderService : public BatchHandler {
   Histogram* encode_;
   Counter* decodeErrors_;
   Counter* unknownNodes_;
+  Counter* listsReused_;
 };
 
 }  // namespace fleetsched::engine

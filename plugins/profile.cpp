@@ -30,6 +30,9 @@ NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Stat
   // assign/resize reuse the scratch's capacity: no allocation once it has seen a batch this big.
   scratch.candidates_.assign(nodes.begin(), nodes.end());
   scratch.index_.resize(n);
+  // Plugins write failures only. Every verdict is left Success after use (failures are reset
+  // as they are moved out), so the buffer needs no clearing per plugin: that was a 120 KB
+  // memset per plugin per 5,000-node request.
   scratch.verdicts_.resize(n);
   for (size_t i = 0; i < n; ++i) scratch.index_[i] = static_cast<uint32_t>(i);
   std::fill(out.begin(), out.end(), Status{});
@@ -38,7 +41,6 @@ NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Stat
   for (size_t p = 0; p < plugins_.size() && live > 0; ++p) {
     const Plugin& plugin = *plugins_[p].plugin;
     if (!plugin.filters()) continue;
-    std::fill_n(scratch.verdicts_.begin(), live, Status{});
     plugin.filter(state, static_cast<int>(p), NodeSpan(scratch.candidates_.data(), live),
                   std::span<Status>(scratch.verdicts_.data(), live));
     // Compact the survivors in place; a rejected node keeps this (its first) failing status.
@@ -50,6 +52,7 @@ NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Stat
         ++kept;
       } else {
         out[scratch.index_[j]] = scratch.verdicts_[j];
+        scratch.verdicts_[j] = Status{};
       }
     }
     live = kept;

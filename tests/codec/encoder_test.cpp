@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "codec/decoder.h"
 #include "codec/json_writer.h"
@@ -111,6 +112,69 @@ TEST(Encoder, HostPriorityListMatchesGo) {
   out.clear();
   encodeHostPriorityList({}, out);
   EXPECT_EQ(out, golden("host_priority_list_empty.golden.json"));
+}
+
+std::string escaped(std::string_view s) {
+  std::string out;
+  JsonWriter w(out);
+  w.string(s);
+  w.finish();
+  return out;
+}
+
+// The caller-sorted, pre-encoded form (what the extender service sends in NodeNames mode) must
+// write the same bytes as the Go golden above.
+TEST(Encoder, FilterResultSortedAndEncodedMatchesGo) {
+  std::vector<std::string> keep;
+  keep.reserve(16);
+  auto enc = [&](std::string_view s) -> std::string_view { return keep.emplace_back(escaped(s)); };
+  FilterResult r;
+  r.mode = NodesMode::NodeNames;
+  r.failedSorted = true;
+  r.namesEncoded = true;
+  r.nodeNames = {enc("gpu-a")};
+  r.failedNodes = {{enc("Gpu-Z"), "zone"},
+                   {enc("gpu-a-1"), kReasonTricky},
+                   {enc("gpu-a.x"), "x"},
+                   {enc("gpu-b"), "only 1 free nvidia.com/gpu, need 4"}};
+  r.failedAndUnresolvableNodes = {{enc("cpu-1"), "node(s) had no nvidia.com/gpu"}};
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, golden("filter_result_names.golden.json"));
+}
+
+// Reasons are escaped once per map and copied after: equal views, equal bytes at different
+// addresses, and more distinct reasons than the memo holds must all come out right.
+TEST(Encoder, RepeatedReasonsAreWrittenInFull) {
+  std::vector<std::string> reasons;
+  for (int i = 0; i < 12; ++i) {
+    std::string reason = "r<";
+    reason.append(std::to_string(i)).append(">\"");
+    reasons.push_back(reason);
+  }
+  const std::string sameBytes = reasons[3];
+  FilterResult r;
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back(std::string(1, 'n').append(std::to_string(100 + i)));
+  std::string want = R"({"Nodes":null,"NodeNames":[],"FailedNodes":{)";
+  for (int i = 0; i < 40; ++i) {
+    std::string_view reason = i % 5 == 4 ? std::string_view(sameBytes) : std::string_view(reasons[(i * 7) % 12]);
+    r.failedNodes.push_back({names[i], reason});
+    if (i != 0) want += ',';
+    want.append(escaped(names[i])).append(":").append(escaped(reason));
+  }
+  want += R"(},"FailedAndUnresolvableNodes":{},"Error":""})";
+  std::string out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out, want);
+}
+
+TEST(Encoder, HostPriorityListWithEncodedHosts) {
+  std::string a = escaped("gpu-a"), b = escaped("x<y");
+  std::vector<HostPriority> list = {{a, 10}, {b, 0}};
+  std::string out;
+  encodeHostPriorityList(list, out, true);
+  EXPECT_EQ(out, R"([{"Host":"gpu-a","Score":10},{"Host":"x\u003cy","Score":0}])");
 }
 
 TEST(Encoder, BindingResultMatchesGo) {

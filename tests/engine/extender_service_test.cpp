@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +23,9 @@
 
 #include "bench/fleet/fleet_gen.h"
 #include "cache/file_source.h"
+#include "codec/encoder.h"
+#include "codec/json_writer.h"
+#include "tests/cache/fixtures.h"
 #include "plugins/config.h"
 
 namespace fleetsched::engine {
@@ -328,6 +332,142 @@ TEST_F(ServiceTest, FiveHundredFullNodesEchoTheInputObjects) {
   }
   EXPECT_EQ(passing + failed, wires.size());
   EXPECT_GT(passing, 20u);
+}
+
+// NodeNames-mode replies come from per-node-set tables and a memo of the last list; each answer
+// must be what a service that has seen nothing before gives for the same request and cluster.
+class FastPathTest : public ServiceTest {
+ protected:
+  // The gpu2 pod of the golden cases with `names` as NodeNames (JSON-escaped here).
+  static std::string gpu2Body(const std::vector<std::string>& names) {
+    std::string body = R"({"Pod":{"metadata":{"name":"gpu2","namespace":"ml","uid":"u-gpu2",)"
+                       R"("annotations":{"fleetsched.io/spot-tolerant":"true"}},"spec":{"containers":[{"name":"c",)"
+                       R"("resources":{"limits":{"nvidia.com/gpu":"2"},"requests":{"cpu":"8","memory":"32Gi",)"
+                       R"("nvidia.com/gpu":"2"}}}]}},"Nodes":null,"NodeNames":[)";
+    {
+      codec::JsonWriter w(body);
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (i != 0) w.ch(',');
+        w.string(names[i]);
+      }
+    }
+    return body + "]}";
+  }
+  Answer fresh(Verb verb, const std::string& body) {
+    Metrics metrics;
+    ExtenderService service(cache_, config_, metrics);
+    std::string padded = body + std::string(kBodyPadding, '\0');
+    ExtenderRequest req;
+    req.verb = verb;
+    req.body = std::string_view(padded.data(), body.size());
+    ExtenderRequest* batch[] = {&req};
+    service.handleBatch(batch);
+    return {req.status, req.response};
+  }
+  void expectLikeFresh(const std::string& body, const std::string& step) {
+    for (Verb verb : {Verb::Filter, Verb::Prioritize}) {
+      Answer a = call(verb, body);
+      Answer b = fresh(verb, body);
+      EXPECT_EQ(a.status, 200) << step;
+      EXPECT_EQ(a.body, b.body) << step << " " << verbName(verb);
+    }
+  }
+  cache::testing::Strings strings_;
+};
+
+TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
+  load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
+  const std::string body = gpu2Body({"gpu-a", "gpu-b", "cpu-1", "ghost"});
+  expectLikeFresh(body, "first");
+  expectLikeFresh(body, "repeated");  // the memo answers this time
+  Counter& reused = metrics_.counter("node_names_reused_total", "");
+  EXPECT_EQ(reused.value(), 2u);  // the repeated filter and prioritize
+  // Filter and prioritize keep their own lists: alternating them still hits.
+  const std::string fewer = gpu2Body({"gpu-a", "gpu-b"});
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(call(Verb::Filter, body).body, fresh(Verb::Filter, body).body);
+    EXPECT_EQ(call(Verb::Prioritize, fewer).body, fresh(Verb::Prioritize, fewer).body);
+  }
+  EXPECT_EQ(reused.value(), 5u);
+
+  ASSERT_TRUE(cache_.deleteNode("gpu-b"));
+  Answer gone = call(Verb::Filter, body);
+  EXPECT_NE(gone.body.find(R"("gpu-b":"node not found in fleetsched's cache")"), std::string::npos) << gone.body;
+  expectLikeFresh(body, "after delete");
+
+  // A node named like an unknown one appears: the same list now resolves it.
+  cache_.upsertNode(cache::testing::NodeMaker(strings_, "ghost").gpus(8).build());
+  Answer found = call(Verb::Filter, body);
+  EXPECT_EQ(found.body.find(R"("ghost":)"), std::string::npos) << found.body;
+  EXPECT_NE(found.body.find(R"("ghost"])"), std::string::npos) << found.body;
+  expectLikeFresh(body, "after add");
+
+  // Pod events publish new snapshots without touching the node set.
+  cache_.upsertPod(cache::testing::PodMaker(strings_, "p-ghost").on("ghost").cpu(1000).gpus(7).build());
+  expectLikeFresh(body, "after a pod event");
+
+  // Same length, one name different; then a shorter list.
+  expectLikeFresh(gpu2Body({"gpu-a", "gpu-x", "cpu-1", "ghost"}), "one name changed");
+  expectLikeFresh(gpu2Body({"gpu-a", "ghost"}), "shorter");
+  expectLikeFresh(gpu2Body({"gpu-a", "ghost", "cpu-1", "ghost"}), "duplicate");
+
+  // Same names, other bytes (blanks, an escaped letter): the names memo still applies.
+  std::string spaced = gpu2Body({"gpu-a", "ghost", "cpu-1", "ghost"});
+  spaced.replace(spaced.find(R"(["gpu-a")"), 8, R"([ "gpu-\u0061" )");
+  expectLikeFresh(spaced, "same names, other bytes");
+  // A list that is not the last key, and a lower-case key: parsed in full, same answer.
+  std::string reordered = gpu2Body({"gpu-a", "ghost"});
+  reordered.insert(reordered.size() - 1, R"(,"X":1)");
+  expectLikeFresh(reordered, "list not last");
+  std::string lower = gpu2Body({"gpu-a", "cpu-1"});
+  lower.replace(lower.find("NodeNames"), 9, "nodenames");
+  expectLikeFresh(lower, "lower-case key");
+  expectLikeFresh(lower, "lower-case key again");
+  // The same list bytes behind a later duplicate key that Go would take instead.
+  std::string twice = gpu2Body({"gpu-a", "cpu-1"});
+  twice.insert(twice.find(R"("Nodes":null)"), R"("NodeNames":["gpu-b"],)");
+  expectLikeFresh(twice, "duplicate key");
+}
+
+TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
+  load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
+  // Known nodes in both maps (one GPU: Unschedulable for a 2-GPU pod; none: unresolvable),
+  // unknown names falling between them, names that need escaping, and repeats.
+  const std::vector<std::string> oneGpu = {"m-1", "a<b", "zz\"q", "gpu-node-0000000000-a", "\xc3\xa9t\xc3\xa9"};
+  const std::vector<std::string> noGpu = {"m-0", "b&c", "gpu-node-0000000000-b", "tab\there"};
+  for (const auto& n : oneGpu) cache_.upsertNode(cache::testing::NodeMaker(strings_, n).gpus(1).build());
+  for (const auto& n : noGpu) cache_.upsertNode(cache::testing::NodeMaker(strings_, n).build());
+  std::vector<std::string> names = {"zz\"q",   "ghost>1", "m-0",     "gpu-a",  "a<b",      "m-1",
+                                    "b&c",     "m-0",     "ghost>1", "m-00",   "cpu-1",    "tab\there",
+                                    "gpu-node-0000000000-b", "gpu-node-0000000000-a", "gpu-node-0000000000",
+                                    "\xc3\xa9t\xc3\xa9", "\xc3\xa9", "0"};
+  const std::string body = gpu2Body(names);
+  Answer a = call(Verb::Filter, body);
+  ASSERT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"("ghost\u003e1":"node not found in fleetsched's cache")"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find(R"("a\u003cb":)"), std::string::npos) << a.body;
+
+  // Decode the reply and encode its content, shuffled, with the general encoder.
+  simdjson::dom::parser parser;
+  simdjson::dom::element r = parser.parse(a.body);
+  std::deque<std::string> keep;
+  codec::FilterResult ref;
+  for (auto n : r["NodeNames"].get_array()) ref.nodeNames.push_back(keep.emplace_back(n.get_string().value()));
+  size_t failed = 0;
+  for (const char* key : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
+    auto& list = std::string_view(key) == "FailedNodes" ? ref.failedNodes : ref.failedAndUnresolvableNodes;
+    for (auto field : r[key].get_object()) {
+      list.push_back({keep.emplace_back(field.key), keep.emplace_back(field.value.get_string().value())});
+      ++failed;
+    }
+    std::reverse(list.begin(), list.end());
+    EXPECT_GE(list.size(), 3u) << key;
+  }
+  EXPECT_EQ(ref.nodeNames.size() + failed, 16u);  // 18 names, 2 repeats
+  std::string want;
+  codec::encodeFilterResult(ref, want);
+  EXPECT_EQ(a.body, want);
+  expectLikeFresh(body, "odd names");
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+#include "engine/node_name_table.h"
+
+#include <algorithm>
+
+#include "codec/json_writer.h"
+
+namespace fleetsched::engine {
+
+namespace {
+
+uint64_t loadBigEndian(std::string_view s, size_t from) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v <<= 8;
+    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
+  }
+  return v;
+}
+
+}  // namespace
+
+bool NodeNameTable::refresh(const cache::Snapshot& snap) {
+  const uint64_t version = snap.nameSetVersion();
+  if (built_ && version == nameSetVersion_) return false;
+  built_ = true;
+  nameSetVersion_ = version;
+
+  const uint32_t limit = snap.idLimit();
+  rank_.assign(limit, cache::kNoNode);
+  byRank_.clear();
+  names_.clear();
+  quoted_.clear();
+  nameOffset_.assign(limit + 1, 0);
+  quotedOffset_.assign(limit + 1, 0);
+  {
+    codec::JsonWriter w(quoted_);
+    for (uint32_t id = 0; id < limit; ++id) {
+      nameOffset_[id] = static_cast<uint32_t>(names_.size());
+      quotedOffset_[id] = static_cast<uint32_t>(w.size());
+      const plugins::NodeInfo* n = snap.node(id);
+      if (n == nullptr) continue;
+      names_.append(n->name);
+      w.string(n->name);
+      byRank_.push_back(id);
+    }
+    nameOffset_[limit] = static_cast<uint32_t>(names_.size());
+    quotedOffset_[limit] = static_cast<uint32_t>(w.size());
+  }
+
+  // Bytewise order, as Go sorts map keys; the first 16 bytes as two big-endian integers decide
+  // nearly every comparison without touching the strings. Names are unique within a node set.
+  struct Key {
+    uint64_t hi, lo;
+    uint32_t id;
+  };
+  std::vector<Key> keys;
+  keys.reserve(byRank_.size());
+  for (uint32_t id : byRank_) keys.push_back({loadBigEndian(name(id), 0), loadBigEndian(name(id), 8), id});
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    return name(a.id) < name(b.id);
+  });
+  for (uint32_t r = 0; r < keys.size(); ++r) {
+    byRank_[r] = keys[r].id;
+    rank_[keys[r].id] = r;
+  }
+  return true;
+}
+
+}  // namespace fleetsched::engine
