@@ -17,21 +17,12 @@ struct SortKey {
   uint32_t index = 0;
 };
 
-uint64_t loadBigEndian(std::string_view s, size_t from) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    v <<= 8;
-    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
-  }
-  return v;
-}
-
 template <typename NameOf>
 void sortedOrder(size_t n, NameOf nameOf, std::vector<SortKey>& keys) {
   keys.resize(n);
   for (size_t i = 0; i < n; ++i) {
     std::string_view name = nameOf(i);
-    keys[i] = {loadBigEndian(name, 0), loadBigEndian(name, 8), static_cast<uint32_t>(i)};
+    keys[i] = {nameSortPrefix(name, 0), nameSortPrefix(name, 8), static_cast<uint32_t>(i)};
   }
   std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
     if (a.hi != b.hi) return a.hi < b.hi;
@@ -211,6 +202,15 @@ void encodeBindingResult(std::string_view error, std::string& out) {
   w.raw(R"({"Error":)");
   w.string(error);
   w.ch('}');
+}
+
+uint64_t nameSortPrefix(std::string_view s, size_t from) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v <<= 8;
+    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
+  }
+  return v;
 }
 
 }  // namespace fleetsched::codec

@@ -25,6 +25,11 @@ namespace fleetsched::codec {
 // of duplicate node names the last entry wins, as repeated map assignment would.
 void encodeFilterResult(const FilterResult& r, std::string& out);
 
+// Bytes [from, from + 8) of `s` as a big-endian integer, zero-padded past the end: comparing
+// the prefixes at 0 and 8 orders names as Go orders map keys (bytewise) in almost every case,
+// with the full names as the tie-break.
+uint64_t nameSortPrefix(std::string_view s, size_t from);
+
 // hostsEncoded: every host is a JSON string already (quoted and escaped), copied as it is.
 void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded = false);
 

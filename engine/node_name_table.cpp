@@ -2,22 +2,10 @@
 
 #include <algorithm>
 
+#include "codec/encoder.h"
 #include "codec/json_writer.h"
 
 namespace fleetsched::engine {
-
-namespace {
-
-uint64_t loadBigEndian(std::string_view s, size_t from) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    v <<= 8;
-    if (from + i < s.size()) v |= static_cast<uint8_t>(s[from + i]);
-  }
-  return v;
-}
-
-}  // namespace
 
 bool NodeNameTable::refresh(const cache::Snapshot& snap) {
   const uint64_t version = snap.nameSetVersion();
@@ -55,7 +43,7 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
   };
   std::vector<Key> keys;
   keys.reserve(byRank_.size());
-  for (uint32_t id : byRank_) keys.push_back({loadBigEndian(name(id), 0), loadBigEndian(name(id), 8), id});
+  for (uint32_t id : byRank_) keys.push_back({codec::nameSortPrefix(name(id), 0), codec::nameSortPrefix(name(id), 8), id});
   std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
     if (a.hi != b.hi) return a.hi < b.hi;
     if (a.lo != b.lo) return a.lo < b.lo;
