@@ -156,6 +156,12 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--audit-interval", o.auditIntervalSec,
                   "Seconds between audits of the cache against a fresh pod list (0: off)")
       ->capture_default_str();
+  cmd->add_option("--ingest-priority", o.ingestPriority,
+                  "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests always preempt it), "
+                  "low (SCHED_BATCH, nice 19) or normal (shares cores evenly with the reactor)")
+      ->check(CLI::IsMember({"idle", "low", "normal"}))
+      ->capture_default_str();
+  cmd->add_option("--ingest-cpus", o.ingestCpus, "CPUs the ingestion thread may run on, e.g. 1 or 2-3 (default: any)");
   cmd->callback([&o] {
     if (int rc = runServe(o); rc != 0) throw CLI::RuntimeError(rc);
   });
@@ -223,6 +229,14 @@ int runServe(const ServeOptions& o) {
     io.kubeconfig = o.kubeconfig;
     io.context = o.context;
     io.inCluster = o.inCluster;
+    if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
+      std::fprintf(stderr, "fleetsched: --ingest-priority %s: want idle, low or normal\n", o.ingestPriority.c_str());
+      return 1;
+    }
+    if (!engine::parseCpuList(o.ingestCpus, io.cpus)) {
+      std::fprintf(stderr, "fleetsched: --ingest-cpus %s: want a CPU list such as 1 or 0,2-3\n", o.ingestCpus.c_str());
+      return 1;
+    }
     ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
     if (!ingestor->start(loop, error)) {
       std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
