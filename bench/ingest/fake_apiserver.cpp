@@ -246,7 +246,7 @@ FakeApiServer::FakeApiServer(Collection& nodes, Collection& pods) : impl_(std::m
 
 FakeApiServer::~FakeApiServer() { stop(); }
 
-uint16_t FakeApiServer::start() {
+uint16_t FakeApiServer::start(std::function<void()> threadInit) {
   Impl* d = impl_.get();
   uv_loop_init(&d->loop);
   uv_tcp_init(&d->loop, &d->listener);
@@ -281,7 +281,10 @@ uint16_t FakeApiServer::start() {
   uint16_t port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   d->async.data = d;
   uv_async_init(&d->loop, &d->async, [](uv_async_t* h) { static_cast<Impl*>(h->data)->onAsync(); });
-  d->thread = std::thread([d] { uv_run(&d->loop, UV_RUN_DEFAULT); });
+  d->thread = std::thread([d, threadInit = std::move(threadInit)] {
+    if (threadInit) threadInit();
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+  });
   return port;
 }
 

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,8 +69,9 @@ class FakeApiServer {
   FakeApiServer(Collection& nodes, Collection& pods);
   ~FakeApiServer();
 
-  // Binds 127.0.0.1 on a free port and starts the thread. Returns the port, 0 on failure.
-  uint16_t start();
+  // Binds 127.0.0.1 on a free port and starts the thread, which first runs `threadInit` (e.g.
+  // to lower its own priority). Returns the port, 0 on failure.
+  uint16_t start(std::function<void()> threadInit = {});
   void stop();
 
   void setStreamingList(bool on) { streamingList_.store(on); }

@@ -3,6 +3,8 @@
 // against FakeApiServer, with fixtures from bench/fleet. See README.md beside it.
 //
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
+//                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
+//                [--loaded INGEST/APISERVER,...] [--filter-stream status|churn] [--reactor-slice-us N]
 //                [--only sync,memory,steady,filter]
 //
 // Phases:
@@ -17,11 +19,14 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -49,6 +54,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
+struct LoadedPolicy {
+  engine::IngestPriority ingest, feeder;
+};
+
 struct Options {
   size_t nodes = 5000;
   size_t pods = 100000;
@@ -57,6 +66,15 @@ struct Options {
   double seconds = 4;   // per filter phase
   bool pin = false;     // reactor on CPU 0, everything else on CPU 1
   std::string only = "sync,memory,steady,filter";
+  engine::IngestPriority ingestPriority = engine::IngestOptions{}.priority;
+  // The fake apiserver stands for another machine: at idle it takes only CPU time that neither
+  // the reactor nor the filter client (kube-scheduler, also elsewhere) wants.
+  engine::IngestPriority feederPriority = engine::IngestPriority::Idle;
+  bool filterChurn = false;  // filter phase loaded with delete + add pairs instead of status updates
+  // Loaded halves of the filter phase, each with its own policies, interleaved with the idle
+  // half in every repetition; empty: one, with the two priorities above.
+  std::vector<LoadedPolicy> loaded;
+  uint32_t reactorSliceUs = 0;  // EEVDF custom slice for the reactor thread (sched_setattr); 0: default
 };
 
 double secondsSince(SteadyClock::time_point t0, SteadyClock::time_point t1) {
@@ -208,6 +226,17 @@ double threadCpuSeconds(int tid) {
   return static_cast<double>(std::stoull(fields[11]) + std::stoull(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// A thread's CPU time and time spent runnable but waiting for a CPU (schedstat, seconds).
+struct SchedStat {
+  double cpu = 0, wait = 0;
+};
+SchedStat schedStat(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  unsigned long long run = 0, wait = 0;
+  in >> run >> wait;
+  return {static_cast<double>(run) / 1e9, static_cast<double>(wait) / 1e9};
+}
+
 // One ingestion pipeline: cache, metrics, ingestor, on a reactor loop that is run only to
 // release the ingestor's handle.
 struct Pipeline {
@@ -216,10 +245,12 @@ struct Pipeline {
   std::unique_ptr<engine::Ingestor> ingestor;
   uv_loop_t* reactor;
 
-  Pipeline(uv_loop_t* loop, const std::string& kubeconfig, bool streaming) : reactor(loop) {
+  Pipeline(uv_loop_t* loop, const std::string& kubeconfig, bool streaming, engine::IngestPriority priority)
+      : reactor(loop) {
     engine::IngestOptions io;
     io.kubeconfig = kubeconfig;
     io.streamingList = streaming;
+    io.priority = priority;
     ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
   }
   ~Pipeline() {
@@ -289,7 +320,7 @@ void phaseSync(const Options& o, uv_loop_t* reactor, FakeApiServer& server, cons
     server.setStreamingList(streaming);
     std::vector<double> times, cpu;
     for (size_t i = 0; i < o.reps; ++i) {
-      Pipeline p(reactor, kubeconfig, true);
+      Pipeline p(reactor, kubeconfig, true, o.ingestPriority);
       SyncResult r = syncPipeline(p, server, f);
       if (!r.ok) return;
       times.push_back(r.seconds);
@@ -341,7 +372,7 @@ size_t cacheOnlyBytes(const Fixture& f, size_t nodes, size_t pods) {
   return after - before;
 }
 
-void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
+void phaseMemory(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
   struct Point {
     size_t nodes, pods;
   };
@@ -353,7 +384,7 @@ void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& k
     f.pods.setServed(pt.pods);
     malloc_trim(0);
     size_t before = heapInUse();
-    Pipeline p(reactor, kubeconfig, false);
+    Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
     if (!syncPipeline(p, server, f).ok) return;
     p.cache.write().publish();  // reclaims what the last batch retired
     std::this_thread::sleep_for(50ms);
@@ -402,7 +433,7 @@ std::vector<double> streamRates(FakeApiServer& server, size_t events, size_t str
 
 void phaseSteady(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
                  const Fixture& f) {
-  Pipeline p(reactor, kubeconfig, false);
+  Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
   if (!syncPipeline(p, server, f).ok) return;
   struct Mix {
     const char* name;
@@ -504,9 +535,43 @@ LatencyRun runFilters(FilterClient& client, const std::vector<std::string>& requ
   return run;
 }
 
-void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
-                 const Fixture& f) {
-  Pipeline p(reactor, kubeconfig, false);
+// Sets another thread's policy (Linux keeps policy and nice per thread). Raising a thread back
+// from idle or nice 19 needs CAP_SYS_NICE; the bench says so and goes on.
+void setThreadPriority(int tid, engine::IngestPriority p) {
+  sched_param param{};
+  int policy = p == engine::IngestPriority::Idle ? SCHED_IDLE : p == engine::IngestPriority::Low ? SCHED_BATCH : SCHED_OTHER;
+  int nice = p == engine::IngestPriority::Low ? 19 : 0;
+  if (sched_setscheduler(tid, policy, &param) != 0 || setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0) {
+    std::fprintf(stderr, "ingest_bench: cannot set thread %d to %s: %s\n", tid, engine::ingestPriorityName(p),
+                 std::strerror(errno));
+  }
+}
+
+// Asks EEVDF (Linux ≥ 6.12) for a custom slice on the calling thread: a thread whose slice
+// is shorter than the running one's may preempt it on wakeup. No privilege needed.
+bool setSlice(uint32_t us) {
+  struct Attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } attr{};
+  attr.size = sizeof attr;
+  attr.policy = SCHED_OTHER;
+  errno = 0;
+  attr.nice = getpriority(PRIO_PROCESS, 0);
+  attr.runtime = static_cast<uint64_t>(us) * 1000;
+  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
+    std::fprintf(stderr, "ingest_bench: sched_setattr slice %u µs: %s\n", us, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::vector<int>& feederThreads,
+                 const std::string& kubeconfig, const Fixture& f) {
+  Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
   if (!syncPipeline(p, server, f).ok) return;
   plugins::Config config = plugins::defaultConfig();
   engine::Metrics metrics;
@@ -535,9 +600,29 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
   const uint16_t port = http.port();
 
   struct Phase {
+    std::string name;
     std::vector<double> p50, p99, rates;
+    std::vector<double> all;  // every latency of this side, for pooled percentiles
     size_t late = 0, n = 0;
-  } idle, loaded;
+    SchedStat reactor;        // the reactor thread's CPU and run-queue wait during this side
+    double ingestCpu = 0;     // the ingestion thread's CPU seconds during this side
+    void add(const LatencyRun& r, const SchedStat& s0, const SchedStat& s1) {
+      p50.push_back(percentile(r.lat, 0.50));
+      p99.push_back(percentile(r.lat, 0.99));
+      all.insert(all.end(), r.lat.begin(), r.lat.end());
+      late += r.late;
+      n += r.lat.size();
+      reactor.cpu += s1.cpu - s0.cpu;
+      reactor.wait += s1.wait - s0.wait;
+    }
+  };
+  Phase idle{"idle"};
+  std::vector<Phase> loaded;
+  for (const LoadedPolicy& lp : o.loaded) {
+    loaded.push_back(Phase{std::string("loaded, ingestion ") + engine::ingestPriorityName(lp.ingest) + ", apiserver " +
+                           engine::ingestPriorityName(lp.feeder)});
+  }
+  const int reactorTid = static_cast<int>(gettid());
   std::thread client([&] {
     FilterClient c;
     if (!c.connect(port)) {
@@ -546,50 +631,74 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
       return;
     }
     runFilters(c, requests, o.rate, 1.0);  // warm-up
-    size_t events = f.pods.watchEvents(f.statusStream);
+    const size_t stream = o.filterChurn ? f.churnStream : f.statusStream;
+    size_t events = f.pods.watchEvents(stream);
     for (size_t rep = 0; rep < o.reps; ++rep) {
+      SchedStat s0 = schedStat(reactorTid);
       LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
-      idle.p50.push_back(percentile(a.lat, 0.50));
-      idle.p99.push_back(percentile(a.lat, 0.99));
-      idle.late += a.late;
-      idle.n += a.lat.size();
+      idle.add(a, s0, schedStat(reactorTid));
+      std::printf("  rep %zu: idle p50 %.0f µs p99 %.0f µs", rep, idle.p50.back() * 1e6, idle.p99.back() * 1e6);
 
-      server.clearArrivals();
-      server.setPodWatchMode(WatchMode::Stream, f.statusStream);
-      while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
-      LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
-      auto arr = server.watchArrivals(true);
-      server.setPodWatchMode(WatchMode::Hold);
-      loaded.p50.push_back(percentile(b.lat, 0.50));
-      loaded.p99.push_back(percentile(b.lat, 0.99));
-      loaded.late += b.late;
-      loaded.n += b.lat.size();
-      for (size_t i = 1; i < arr.size(); ++i) loaded.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
-      std::printf("  rep %zu: idle p50 %.0f µs p99 %.0f µs | loaded p50 %.0f µs p99 %.0f µs (%zu streams done)\n", rep,
-                  idle.p50.back() * 1e6, idle.p99.back() * 1e6, loaded.p50.back() * 1e6, loaded.p99.back() * 1e6,
-                  arr.size() - 1);
-      std::fflush(stdout);
-      // Wait for the stream in flight to end so the next idle phase is idle.
-      size_t seen = server.watchArrivals(true).size();
-      while (server.watchArrivals(true).size() == seen) std::this_thread::sleep_for(1ms);
+      for (size_t k = 0; k < loaded.size(); ++k) {
+        Phase& ph = loaded[k];
+        // Policies switch between halves from outside the threads (the kernel keeps them per
+        // thread), so every condition sees the same fixture, cache and machine noise.
+        for (int tid : p.threads) setThreadPriority(tid, o.loaded[k].ingest);
+        for (int tid : feederThreads) setThreadPriority(tid, o.loaded[k].feeder);
+        server.clearArrivals();
+        server.setPodWatchMode(WatchMode::Stream, stream);
+        while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
+        double cpu0 = p.cpuSeconds();
+        s0 = schedStat(reactorTid);
+        LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
+        SchedStat s1 = schedStat(reactorTid);
+        ph.ingestCpu += p.cpuSeconds() - cpu0;
+        auto arr = server.watchArrivals(true);
+        server.setPodWatchMode(WatchMode::Hold);
+        ph.add(b, s0, s1);
+        for (size_t i = 1; i < arr.size(); ++i) ph.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
+        std::printf(" | %s/%s p50 %.0f µs p99 %.0f µs (%zu streams)", engine::ingestPriorityName(o.loaded[k].ingest),
+                    engine::ingestPriorityName(o.loaded[k].feeder), ph.p50.back() * 1e6, ph.p99.back() * 1e6,
+                    arr.size() - 1);
+        std::fflush(stdout);
+        // Wait for the stream in flight to end so the next half starts idle.
+        size_t seen = server.watchArrivals(true).size();
+        while (server.watchArrivals(true).size() == seen) std::this_thread::sleep_for(1ms);
+      }
+      std::printf("\n");
     }
     uv_async_send(&done);
   });
   if (o.pin) pinTo(0);
+  if (o.reactorSliceUs != 0) setSlice(o.reactorSliceUs);
   uv_run(reactor, UV_RUN_DEFAULT);
+  if (o.reactorSliceUs != 0) setSlice(0);
   client.join();
   uv_close(reinterpret_cast<uv_handle_t*>(&done), nullptr);
   uv_run(reactor, UV_RUN_NOWAIT);
   if (o.pin) pinTo(1);
-  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per side%s:\n", f.nodeNames.size(), o.rate, o.reps,
-              o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "");
-  std::printf("  idle:   p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n",
-              median(idle.p50) * 1e6, median(idle.p99) * 1e6, idle.n, idle.late);
-  std::printf("  loaded: p50 %.0f µs, p99 %.0f µs (%zu requests, %zu sent late); ingestion meanwhile %.0f events/s "
-              "(median of %zu streams)\n",
-              median(loaded.p50) * 1e6, median(loaded.p99) * 1e6, loaded.n, loaded.late, median(loaded.rates),
-              loaded.rates.size());
-  std::printf("  p99 loaded / idle: %.2f\n", median(loaded.p99) / median(idle.p99));
+  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per side%s; loaded with %s; reactor slice %s:\n",
+              f.nodeNames.size(), o.rate, o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
+              o.filterChurn ? "delete + add pairs" : "status updates",
+              o.reactorSliceUs == 0 ? "default" : (std::to_string(o.reactorSliceUs) + " µs").c_str());
+  auto line = [&](const Phase& ph) {
+    double n = static_cast<double>(std::max<size_t>(ph.n, 1));
+    std::printf("  %s: p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n", ph.name.c_str(),
+                median(ph.p50) * 1e6, median(ph.p99) * 1e6, ph.n, ph.late);
+    std::printf("    pooled p50 %.0f p90 %.0f p99 %.0f p99.9 %.0f max %.0f µs; reactor per request %.0f µs CPU, "
+                "%.1f µs waiting for a CPU\n",
+                percentile(ph.all, 0.50) * 1e6, percentile(ph.all, 0.90) * 1e6, percentile(ph.all, 0.99) * 1e6,
+                percentile(ph.all, 0.999) * 1e6, percentile(ph.all, 1.0) * 1e6, ph.reactor.cpu / n * 1e6,
+                ph.reactor.wait / n * 1e6);
+  };
+  line(idle);
+  for (const Phase& ph : loaded) {
+    line(ph);
+    std::printf("    ingestion %.0f events/s (median of %zu streams), its thread %.0f %% of a CPU; p99 / idle: %.2f "
+                "(medians of per-rep p99), %.2f (pooled)\n",
+                median(ph.rates), ph.rates.size(), ph.ingestCpu / (o.seconds * static_cast<double>(o.reps)) * 100,
+                median(ph.p99) / median(idle.p99), percentile(ph.all, 0.99) / percentile(idle.all, 0.99));
+  }
 }
 
 bool has(const std::string& list, const char* phase) { return ("," + list + ",").find("," + std::string(phase) + ",") != std::string::npos; }
@@ -599,18 +708,26 @@ int run(const Options& o) {
   Fixture f;
   buildFixture(o, f);
   FakeApiServer server(f.nodes, f.pods);
-  uint16_t port = server.start();
+  std::vector<int> before = threadIds();
+  uint16_t port = server.start([p = o.feederPriority] {
+    std::string err;
+    if (!engine::applyThreadPolicy(p, {}, err)) std::fprintf(stderr, "ingest_bench: fake apiserver: %s\n", err.c_str());
+  });
   if (port == 0) {
     std::fprintf(stderr, "ingest_bench: cannot start the fake API server\n");
     return 1;
+  }
+  std::vector<int> feederThreads;
+  for (int id : threadIds()) {
+    if (!std::binary_search(before.begin(), before.end(), id)) feederThreads.push_back(id);
   }
   std::string kubeconfig = writeKubeconfig(port);
   uv_loop_t reactor;
   uv_loop_init(&reactor);
   if (has(o.only, "sync")) phaseSync(o, &reactor, server, kubeconfig, f);
-  if (has(o.only, "memory")) phaseMemory(&reactor, server, kubeconfig, f);
+  if (has(o.only, "memory")) phaseMemory(o, &reactor, server, kubeconfig, f);
   if (has(o.only, "steady")) phaseSteady(o, &reactor, server, kubeconfig, f);
-  if (has(o.only, "filter")) phaseFilter(o, &reactor, server, kubeconfig, f);
+  if (has(o.only, "filter")) phaseFilter(o, &reactor, server, feederThreads, kubeconfig, f);
   server.stop();
   uv_run(&reactor, UV_RUN_NOWAIT);
   uv_loop_close(&reactor);
@@ -638,13 +755,43 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--pin") o.pin = true;
+    else if (a == "--reactor-slice-us") o.reactorSliceUs = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--only") o.only = next();
-    else {
+    else if (a == "--ingest-priority" || a == "--feeder-priority") {
+      std::string v = next();
+      if (!fleetsched::engine::parseIngestPriority(v, a == "--ingest-priority" ? o.ingestPriority : o.feederPriority)) {
+        std::fprintf(stderr, "ingest_bench: %s: want idle, low or normal\n", a.c_str());
+        return 2;
+      }
+    } else if (a == "--loaded") {
+      // "normal/normal,idle/idle": ingestion/apiserver priority per loaded half.
+      std::string v = next() + ",";
+      for (size_t b = 0, e; (e = v.find(',', b)) != std::string::npos; b = e + 1) {
+        std::string item = v.substr(b, e - b);
+        size_t slash = item.find('/');
+        fleetsched::bench::ingest::LoadedPolicy lp{};
+        if (slash == std::string::npos || !fleetsched::engine::parseIngestPriority(item.substr(0, slash), lp.ingest) ||
+            !fleetsched::engine::parseIngestPriority(item.substr(slash + 1), lp.feeder)) {
+          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[,...], each idle, low or normal\n");
+          return 2;
+        }
+        o.loaded.push_back(lp);
+      }
+    } else if (a == "--filter-stream") {
+      std::string v = next();
+      if (v != "status" && v != "churn") {
+        std::fprintf(stderr, "ingest_bench: --filter-stream: want status or churn\n");
+        return 2;
+      }
+      o.filterChurn = v == "churn";
+    } else {
       std::fprintf(stderr,
                    "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
-                   "[--only sync,memory,steady,filter]\n");
+                   "[--ingest-priority idle|low|normal] [--feeder-priority idle|low|normal] "
+                   "[--loaded INGEST/APISERVER,...] [--filter-stream status|churn] [--reactor-slice-us N] [--only sync,memory,steady,filter]\n");
       return 2;
     }
   }
+  if (o.loaded.empty()) o.loaded.push_back({o.ingestPriority, o.feederPriority});
   return fleetsched::bench::ingest::run(o);
 }
