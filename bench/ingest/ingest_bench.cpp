@@ -4,7 +4,7 @@
 //
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
 //                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
-//                [--loaded INGEST/APISERVER,...] [--filter-stream status|churn] [--reactor-slice-us N]
+//                [--loaded INGEST/APISERVER[/SLICE_US],...] [--filter-stream status|churn]
 //                [--only sync,memory,steady,filter]
 //
 // Phases:
@@ -56,6 +56,7 @@ using namespace std::chrono_literals;
 
 struct LoadedPolicy {
   engine::IngestPriority ingest, feeder;
+  uint32_t sliceUs = 0;  // the reactor's EEVDF slice during this half and its idle twin; 0: default
 };
 
 struct Options {
@@ -74,7 +75,6 @@ struct Options {
   // Loaded halves of the filter phase, each with its own policies, interleaved with the idle
   // half in every repetition; empty: one, with the two priorities above.
   std::vector<LoadedPolicy> loaded;
-  uint32_t reactorSliceUs = 0;  // EEVDF custom slice for the reactor thread (sched_setattr); 0: default
 };
 
 double secondsSince(SteadyClock::time_point t0, SteadyClock::time_point t1) {
@@ -547,9 +547,9 @@ void setThreadPriority(int tid, engine::IngestPriority p) {
   }
 }
 
-// Asks EEVDF (Linux ≥ 6.12) for a custom slice on the calling thread: a thread whose slice
-// is shorter than the running one's may preempt it on wakeup. No privilege needed.
-bool setSlice(uint32_t us) {
+// Asks EEVDF (Linux ≥ 6.12) for a custom slice on thread `tid` (0: default): a thread whose
+// slice is shorter than the running one's may preempt it on wakeup. No privilege needed.
+bool setSlice(int tid, uint32_t us) {
   struct Attr {
     uint32_t size, policy;
     uint64_t flags;
@@ -560,9 +560,9 @@ bool setSlice(uint32_t us) {
   attr.size = sizeof attr;
   attr.policy = SCHED_OTHER;
   errno = 0;
-  attr.nice = getpriority(PRIO_PROCESS, 0);
+  attr.nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
   attr.runtime = static_cast<uint64_t>(us) * 1000;
-  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
+  if (syscall(SYS_sched_setattr, tid, &attr, 0) != 0) {
     std::fprintf(stderr, "ingest_bench: sched_setattr slice %u µs: %s\n", us, std::strerror(errno));
     return false;
   }
@@ -616,11 +616,30 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
       reactor.wait += s1.wait - s0.wait;
     }
   };
-  Phase idle{"idle"};
+  auto sliceName = [](uint32_t us) {
+    char buf[48] = "";
+    if (us != 0) std::snprintf(buf, sizeof buf, ", reactor slice %u µs", us);
+    return std::string(buf);
+  };
+  auto sliceTag = [](uint32_t us) {
+    char buf[16] = "";
+    if (us != 0) std::snprintf(buf, sizeof buf, "/%u", us);
+    return std::string(buf);
+  };
+  // One idle half per reactor slice in use, so each loaded half has an idle twin.
+  std::vector<uint32_t> slices;
+  for (const LoadedPolicy& lp : o.loaded) {
+    if (std::find(slices.begin(), slices.end(), lp.sliceUs) == slices.end()) slices.push_back(lp.sliceUs);
+  }
+  std::vector<Phase> idles;
+  for (uint32_t us : slices) idles.push_back(Phase{"idle" + sliceName(us)});
+  auto idleFor = [&](uint32_t us) -> Phase& {
+    return idles[static_cast<size_t>(std::find(slices.begin(), slices.end(), us) - slices.begin())];
+  };
   std::vector<Phase> loaded;
   for (const LoadedPolicy& lp : o.loaded) {
     loaded.push_back(Phase{std::string("loaded, ingestion ") + engine::ingestPriorityName(lp.ingest) + ", apiserver " +
-                           engine::ingestPriorityName(lp.feeder)});
+                           engine::ingestPriorityName(lp.feeder) + sliceName(lp.sliceUs)});
   }
   const int reactorTid = static_cast<int>(gettid());
   std::thread client([&] {
@@ -634,10 +653,16 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
     const size_t stream = o.filterChurn ? f.churnStream : f.statusStream;
     size_t events = f.pods.watchEvents(stream);
     for (size_t rep = 0; rep < o.reps; ++rep) {
-      SchedStat s0 = schedStat(reactorTid);
-      LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
-      idle.add(a, s0, schedStat(reactorTid));
-      std::printf("  rep %zu: idle p50 %.0f µs p99 %.0f µs", rep, idle.p50.back() * 1e6, idle.p99.back() * 1e6);
+      std::printf("  rep %zu:", rep);
+      SchedStat s0;
+      for (size_t k = 0; k < slices.size(); ++k) {
+        setSlice(reactorTid, slices[k]);
+        s0 = schedStat(reactorTid);
+        LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
+        idles[k].add(a, s0, schedStat(reactorTid));
+        std::printf(" idle%s p50 %.0f µs p99 %.0f µs |", sliceTag(slices[k]).c_str(),
+                    idles[k].p50.back() * 1e6, idles[k].p99.back() * 1e6);
+      }
 
       for (size_t k = 0; k < loaded.size(); ++k) {
         Phase& ph = loaded[k];
@@ -645,6 +670,7 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
         // thread), so every condition sees the same fixture, cache and machine noise.
         for (int tid : p.threads) setThreadPriority(tid, o.loaded[k].ingest);
         for (int tid : feederThreads) setThreadPriority(tid, o.loaded[k].feeder);
+        setSlice(reactorTid, o.loaded[k].sliceUs);
         server.clearArrivals();
         server.setPodWatchMode(WatchMode::Stream, stream);
         while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
@@ -657,9 +683,10 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
         server.setPodWatchMode(WatchMode::Hold);
         ph.add(b, s0, s1);
         for (size_t i = 1; i < arr.size(); ++i) ph.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
-        std::printf(" | %s/%s p50 %.0f µs p99 %.0f µs (%zu streams)", engine::ingestPriorityName(o.loaded[k].ingest),
-                    engine::ingestPriorityName(o.loaded[k].feeder), ph.p50.back() * 1e6, ph.p99.back() * 1e6,
-                    arr.size() - 1);
+        std::printf(" %s/%s%s p50 %.0f µs p99 %.0f µs (%zu streams) |", engine::ingestPriorityName(o.loaded[k].ingest),
+                    engine::ingestPriorityName(o.loaded[k].feeder),
+                    sliceTag(o.loaded[k].sliceUs).c_str(),
+                    ph.p50.back() * 1e6, ph.p99.back() * 1e6, arr.size() - 1);
         std::fflush(stdout);
         // Wait for the stream in flight to end so the next half starts idle.
         size_t seen = server.watchArrivals(true).size();
@@ -670,17 +697,15 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
     uv_async_send(&done);
   });
   if (o.pin) pinTo(0);
-  if (o.reactorSliceUs != 0) setSlice(o.reactorSliceUs);
   uv_run(reactor, UV_RUN_DEFAULT);
-  if (o.reactorSliceUs != 0) setSlice(0);
+  if (slices.size() > 1 || slices.front() != 0) setSlice(reactorTid, 0);
   client.join();
   uv_close(reinterpret_cast<uv_handle_t*>(&done), nullptr);
   uv_run(reactor, UV_RUN_NOWAIT);
   if (o.pin) pinTo(1);
-  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per side%s; loaded with %s; reactor slice %s:\n",
-              f.nodeNames.size(), o.rate, o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
-              o.filterChurn ? "delete + add pairs" : "status updates",
-              o.reactorSliceUs == 0 ? "default" : (std::to_string(o.reactorSliceUs) + " µs").c_str());
+  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per half%s; loaded with %s:\n", f.nodeNames.size(), o.rate,
+              o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
+              o.filterChurn ? "delete + add pairs" : "status updates");
   auto line = [&](const Phase& ph) {
     double n = static_cast<double>(std::max<size_t>(ph.n, 1));
     std::printf("  %s: p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n", ph.name.c_str(),
@@ -691,8 +716,10 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
                 percentile(ph.all, 0.999) * 1e6, percentile(ph.all, 1.0) * 1e6, ph.reactor.cpu / n * 1e6,
                 ph.reactor.wait / n * 1e6);
   };
-  line(idle);
-  for (const Phase& ph : loaded) {
+  for (const Phase& ph : idles) line(ph);
+  for (size_t k = 0; k < loaded.size(); ++k) {
+    const Phase& ph = loaded[k];
+    const Phase& idle = idleFor(o.loaded[k].sliceUs);
     line(ph);
     std::printf("    ingestion %.0f events/s (median of %zu streams), its thread %.0f %% of a CPU; p99 / idle: %.2f "
                 "(medians of per-rep p99), %.2f (pooled)\n",
@@ -755,7 +782,6 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--pin") o.pin = true;
-    else if (a == "--reactor-slice-us") o.reactorSliceUs = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--only") o.only = next();
     else if (a == "--ingest-priority" || a == "--feeder-priority") {
       std::string v = next();
@@ -764,17 +790,20 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (a == "--loaded") {
-      // "normal/normal,idle/idle": ingestion/apiserver priority per loaded half.
+      // "normal/normal,idle/idle/100": ingestion/apiserver priority[/reactor slice µs] per loaded half.
       std::string v = next() + ",";
       for (size_t b = 0, e; (e = v.find(',', b)) != std::string::npos; b = e + 1) {
         std::string item = v.substr(b, e - b);
-        size_t slash = item.find('/');
+        size_t s1 = item.find('/');
+        size_t s2 = s1 == std::string::npos ? s1 : item.find('/', s1 + 1);
         fleetsched::bench::ingest::LoadedPolicy lp{};
-        if (slash == std::string::npos || !fleetsched::engine::parseIngestPriority(item.substr(0, slash), lp.ingest) ||
-            !fleetsched::engine::parseIngestPriority(item.substr(slash + 1), lp.feeder)) {
-          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[,...], each idle, low or normal\n");
+        if (s1 == std::string::npos || !fleetsched::engine::parseIngestPriority(item.substr(0, s1), lp.ingest) ||
+            !fleetsched::engine::parseIngestPriority(item.substr(s1 + 1, s2 - s1 - 1), lp.feeder)) {
+          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[/SLICE_US][,...], priorities idle, low "
+                               "or normal\n");
           return 2;
         }
+        if (s2 != std::string::npos) lp.sliceUs = static_cast<uint32_t>(std::stoul(item.substr(s2 + 1)));
         o.loaded.push_back(lp);
       }
     } else if (a == "--filter-stream") {
@@ -788,7 +817,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
                    "[--ingest-priority idle|low|normal] [--feeder-priority idle|low|normal] "
-                   "[--loaded INGEST/APISERVER,...] [--filter-stream status|churn] [--reactor-slice-us N] [--only sync,memory,steady,filter]\n");
+                   "[--loaded INGEST/APISERVER[/SLICE_US],...] [--filter-stream status|churn] [--only sync,memory,steady,filter]\n");
       return 2;
     }
   }
