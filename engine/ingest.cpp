@@ -544,6 +544,15 @@ void Ingestor::stop() {
   }
 }
 
+uint64_t Ingestor::eventsApplied() const {
+  if (!loop_) return 0;
+  uint64_t n = 0;
+  for (const apiclient::Reflector* r : {&loop_->nodes, &loop_->pods}) {
+    for (int i = 0; i < 3; ++i) n += r->stats().events[i].load(std::memory_order_relaxed);
+  }
+  return n;
+}
+
 void Ingestor::runOnIngest(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(loop_->mutex);

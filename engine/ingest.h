@@ -85,6 +85,8 @@ class Ingestor {
   // Both kinds have completed an initial list.
   bool synced() const { return synced_.load(std::memory_order_acquire); }
   const std::string& server() const { return server_; }
+  // Watch events (added, modified, deleted) applied so far, both kinds; any thread.
+  uint64_t eventsApplied() const;
 
   // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
   // pod) from the ingestion thread. `done(error)` runs on the reactor loop; error is empty on
