@@ -75,6 +75,11 @@ class FakeApiServer {
   void stop();
 
   void setStreamingList(bool on) { streamingList_.store(on); }
+  // SO_SNDBUF for responses from now on (0: the kernel's autotuning, up to tcp_wmem's 4 MB). A
+  // nonblocking send copies up to the free buffer in one system call, which a kernel without
+  // preemption finishes before anything else runs on that CPU; a real apiserver's sends happen
+  // on another machine.
+  void setSendBuffer(int bytes) { sendBuffer_.store(bytes); }
   // Switching the pods' watch to Stream ends the held watches, so the client re-watches;
   // `stream` picks the pods collection's watch stream.
   void setPodWatchMode(WatchMode mode, size_t stream = 0);
@@ -89,6 +94,7 @@ class FakeApiServer {
  private:
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> streamingList_{false};
+  std::atomic<int> sendBuffer_{0};
   std::atomic<uint64_t> requests_{0};
 };
 

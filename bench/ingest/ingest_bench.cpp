@@ -4,7 +4,7 @@
 //
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
 //                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
-//                [--loaded INGEST/APISERVER[/SLICE_US],...] [--filter-stream status|churn]
+//                [--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn]
 //                [--only sync,memory,steady,filter]
 //
 // Phases:
@@ -57,6 +57,7 @@ using namespace std::chrono_literals;
 struct LoadedPolicy {
   engine::IngestPriority ingest, feeder;
   uint32_t sliceUs = 0;  // the reactor's EEVDF slice during this half and its idle twin; 0: default
+  int sndbufKb = 0;      // the fake apiserver's SO_SNDBUF during this half; 0: autotuned
 };
 
 struct Options {
@@ -640,8 +641,10 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
   };
   std::vector<Phase> loaded;
   for (const LoadedPolicy& lp : o.loaded) {
+    char sndbuf[48] = "";
+    if (lp.sndbufKb != 0) std::snprintf(sndbuf, sizeof sndbuf, ", apiserver SO_SNDBUF %d KB", lp.sndbufKb);
     loaded.push_back(Phase{std::string("loaded, ingestion ") + engine::ingestPriorityName(lp.ingest) + ", apiserver " +
-                           engine::ingestPriorityName(lp.feeder) + sliceName(lp.sliceUs)});
+                           engine::ingestPriorityName(lp.feeder) + sliceName(lp.sliceUs) + sndbuf});
   }
   const int reactorTid = static_cast<int>(gettid());
   std::thread client([&] {
@@ -673,6 +676,7 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
         for (int tid : p.threads) setThreadPriority(tid, o.loaded[k].ingest);
         for (int tid : feederThreads) setThreadPriority(tid, o.loaded[k].feeder);
         setSlice(reactorTid, o.loaded[k].sliceUs);
+        server.setSendBuffer(o.loaded[k].sndbufKb * 1024);
         server.clearArrivals();
         server.setPodWatchMode(WatchMode::Stream, stream);
         while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
@@ -689,9 +693,9 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
         server.setPodWatchMode(WatchMode::Hold);
         ph.add(b, s0, s1);
         for (size_t i = 1; i < arr.size(); ++i) ph.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
-        std::printf(" %s/%s%s p50 %.0f µs p99 %.0f µs (%zu streams) |", engine::ingestPriorityName(o.loaded[k].ingest),
-                    engine::ingestPriorityName(o.loaded[k].feeder),
-                    sliceTag(o.loaded[k].sliceUs).c_str(),
+        std::printf(" %s/%s%s%s p50 %.0f µs p99 %.0f µs (%zu streams) |", engine::ingestPriorityName(o.loaded[k].ingest),
+                    engine::ingestPriorityName(o.loaded[k].feeder), sliceTag(o.loaded[k].sliceUs).c_str(),
+                    sliceTag(static_cast<uint32_t>(o.loaded[k].sndbufKb)).c_str(),
                     ph.p50.back() * 1e6, ph.p99.back() * 1e6, arr.size() - 1);
         std::fflush(stdout);
         // Wait for the stream in flight to end so the next half starts idle.
@@ -803,14 +807,16 @@ int main(int argc, char** argv) {
         std::string item = v.substr(b, e - b);
         size_t s1 = item.find('/');
         size_t s2 = s1 == std::string::npos ? s1 : item.find('/', s1 + 1);
+        size_t s3 = s2 == std::string::npos ? s2 : item.find('/', s2 + 1);
         fleetsched::bench::ingest::LoadedPolicy lp{};
         if (s1 == std::string::npos || !fleetsched::engine::parseIngestPriority(item.substr(0, s1), lp.ingest) ||
             !fleetsched::engine::parseIngestPriority(item.substr(s1 + 1, s2 - s1 - 1), lp.feeder)) {
-          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[/SLICE_US][,...], priorities idle, low "
+          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]][,...], priorities idle, low "
                                "or normal\n");
           return 2;
         }
-        if (s2 != std::string::npos) lp.sliceUs = static_cast<uint32_t>(std::stoul(item.substr(s2 + 1)));
+        if (s2 != std::string::npos) lp.sliceUs = static_cast<uint32_t>(std::stoul(item.substr(s2 + 1, s3 - s2 - 1)));
+        if (s3 != std::string::npos) lp.sndbufKb = std::stoi(item.substr(s3 + 1));
         o.loaded.push_back(lp);
       }
     } else if (a == "--filter-stream") {
@@ -824,7 +830,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
                    "[--ingest-priority idle|low|normal] [--feeder-priority idle|low|normal] "
-                   "[--loaded INGEST/APISERVER[/SLICE_US],...] [--filter-stream status|churn] [--only sync,memory,steady,filter]\n");
+                   "[--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn] [--only sync,memory,steady,filter]\n");
       return 2;
     }
   }
