@@ -6,9 +6,9 @@
 // The same loop performs the binder's API writes: postBinding() hands a Binding to the
 // ingestion thread and reports the outcome back on the reactor's loop.
 //
-// The ingestion thread runs at IngestOptions::priority (SCHED_IDLE by default) so a request
-// never waits for it: on a machine with fewer free cores than busy threads the reactor preempts
-// ingestion at once. The price is cache lag when something else keeps every core busy; that lag
+// The ingestion thread runs at IngestOptions::priority (SCHED_IDLE by default) so requests
+// seldom wait for it: on a machine with fewer free cores than busy threads a woken reactor
+// preempts ingestion at once (a kernel without preemption first finishes a system call). The price is cache lag when something else keeps every core busy; that lag
 // is the fleetsched_watch_lag_seconds gauge.
 //
 // Threads: construct, start(), stop() and postBinding() on the reactor thread; synced() and
@@ -85,7 +85,8 @@ class Ingestor {
   // Both kinds have completed an initial list.
   bool synced() const { return synced_.load(std::memory_order_acquire); }
   const std::string& server() const { return server_; }
-  // Watch events (added, modified, deleted) applied so far, both kinds; any thread.
+  // Watch events (added, modified, deleted) applied so far, both kinds; any thread, between
+  // start() and stop().
   uint64_t eventsApplied() const;
 
   // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
