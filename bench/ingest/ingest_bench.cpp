@@ -5,7 +5,7 @@
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
 //                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
 //                [--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn]
-//                [--only sync,memory,steady,filter]
+//                [--hog N] [--lock-probe-ms N] [--only sync,memory,steady,filter]
 //
 // Phases:
 //   sync    initial sync time, paged lists (streaming list answered 422) and streaming list;
@@ -18,10 +18,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -76,6 +78,13 @@ struct Options {
   // Loaded halves of the filter phase, each with its own policies, interleaved with the idle
   // half in every repetition; empty: one, with the two priorities above.
   std::vector<LoadedPolicy> loaded;
+  // Busy threads in a child process of its own session (its own autogroup, like another pod on
+  // the node) for the whole filter phase: what a starved idle-priority thread costs.
+  size_t hog = 0;
+  // Take the cache writer lock on the reactor every N ms (as a bind's reservation and serve's
+  // reservation expiry do) and report the waits; 0: off, as the probe's own stalls add to
+  // filter latency.
+  uint32_t lockProbeMs = 0;
 };
 
 double secondsSince(SteadyClock::time_point t0, SteadyClock::time_point t1) {
@@ -548,6 +557,22 @@ void setThreadPriority(int tid, engine::IngestPriority p) {
   }
 }
 
+// Starts `n` spinning processes in a new session (one process group); returns its leader's pid.
+// Processes, not threads: the child of a multithreaded parent should not start threads.
+[[noreturn]] void spin() {
+  std::atomic<uint64_t> x{0};
+  for (;;) x.fetch_add(1, std::memory_order_relaxed);
+}
+pid_t startHog(size_t n) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  setsid();
+  for (size_t i = 1; i < n; ++i) {
+    if (fork() == 0) spin();
+  }
+  spin();
+}
+
 // Asks EEVDF (Linux ≥ 6.12) for a custom slice on thread `tid` (0: default): a thread whose
 // slice is shorter than the running one's may preempt it on wakeup. No privilege needed.
 bool setSlice(int tid, uint32_t us) {
@@ -602,6 +627,7 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
 
   struct Phase {
     std::string name;
+    std::vector<double> lockWait;  // the reactor's waits for the cache writer lock (probe)
     std::vector<double> p50, p99, rates;
     std::vector<double> all;  // every latency of this side, for pooled percentiles
     size_t late = 0, n = 0;
@@ -646,6 +672,29 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
     loaded.push_back(Phase{std::string("loaded, ingestion ") + engine::ingestPriorityName(lp.ingest) + ", apiserver " +
                            engine::ingestPriorityName(lp.feeder) + sliceName(lp.sliceUs) + sndbuf});
   }
+  // With --lock-probe-ms the reactor takes the cache writer lock periodically, as a bind's
+  // reservation does, and records how long it waited: a lock the ingestion thread holds while
+  // starved stalls the reactor.
+  std::atomic<Phase*> probing{nullptr};
+  struct Probe {
+    uv_timer_t timer;
+    std::atomic<Phase*>* phase;
+    cache::Cache* cache;
+  } probe{{}, &probing, &p.cache};
+  uv_timer_init(reactor, &probe.timer);
+  probe.timer.data = &probe;
+  if (o.lockProbeMs > 0) uv_timer_start(
+      &probe.timer,
+      [](uv_timer_t* t) {
+        auto* pr = static_cast<Probe*>(t->data);
+        Phase* ph = pr->phase->load(std::memory_order_acquire);
+        if (ph == nullptr) return;
+        auto t0 = SteadyClock::now();
+        { auto w = pr->cache->write(); }
+        ph->lockWait.push_back(secondsSince(t0, SteadyClock::now()));
+      },
+      o.lockProbeMs, o.lockProbeMs);
+  pid_t hog = o.hog > 0 ? startHog(o.hog) : 0;
   const int reactorTid = static_cast<int>(gettid());
   std::thread client([&] {
     FilterClient c;
@@ -663,7 +712,9 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
       for (size_t k = 0; k < slices.size(); ++k) {
         setSlice(reactorTid, slices[k]);
         s0 = schedStat(reactorTid);
+        probing.store(&idles[k], std::memory_order_release);
         LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
+        probing.store(nullptr, std::memory_order_release);
         idles[k].add(a, s0, schedStat(reactorTid));
         std::printf(" idle%s p50 %.0f µs p99 %.0f µs |", sliceTag(slices[k]).c_str(),
                     idles[k].p50.back() * 1e6, idles[k].p99.back() * 1e6);
@@ -684,7 +735,9 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
         uint64_t events0 = p.ingestor->eventsApplied();
         auto t0 = SteadyClock::now();
         s0 = schedStat(reactorTid);
+        probing.store(&ph, std::memory_order_release);
         LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
+        probing.store(nullptr, std::memory_order_release);
         SchedStat s1 = schedStat(reactorTid);
         ph.ingestCpu += p.cpuSeconds() - cpu0;
         ph.events += p.ingestor->eventsApplied() - events0;
@@ -709,13 +762,20 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
   if (o.pin) pinTo(0);
   uv_run(reactor, UV_RUN_DEFAULT);
   if (slices.size() > 1 || slices.front() != 0) setSlice(reactorTid, 0);
+  if (hog > 0) {
+    kill(-hog, SIGKILL);  // the whole session's group: the leader and its spinners
+    kill(hog, SIGKILL);   // in case it had not reached setsid()
+    waitpid(hog, nullptr, 0);
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&probe.timer), nullptr);
   client.join();
   uv_close(reinterpret_cast<uv_handle_t*>(&done), nullptr);
   uv_run(reactor, UV_RUN_NOWAIT);
   if (o.pin) pinTo(1);
-  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per half%s; loaded with %s:\n", f.nodeNames.size(), o.rate,
-              o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
-              o.filterChurn ? "delete + add pairs" : "status updates");
+  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per half%s; loaded with %s; %zu busy threads in "
+              "another session:\n",
+              f.nodeNames.size(), o.rate, o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
+              o.filterChurn ? "delete + add pairs" : "status updates", o.hog);
   auto line = [&](const Phase& ph) {
     double n = static_cast<double>(std::max<size_t>(ph.n, 1));
     std::printf("  %s: p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n", ph.name.c_str(),
@@ -725,6 +785,12 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
                 percentile(ph.all, 0.50) * 1e6, percentile(ph.all, 0.90) * 1e6, percentile(ph.all, 0.99) * 1e6,
                 percentile(ph.all, 0.999) * 1e6, percentile(ph.all, 1.0) * 1e6, ph.reactor.cpu / n * 1e6,
                 ph.reactor.wait / n * 1e6);
+    if (!ph.lockWait.empty()) {
+      std::printf("    writer lock taken on the reactor every %u ms: wait p50 %.1f p99 %.0f p99.9 %.0f max %.0f µs (%zu "
+                  "probes)\n",
+                  o.lockProbeMs, percentile(ph.lockWait, 0.50) * 1e6, percentile(ph.lockWait, 0.99) * 1e6,
+                  percentile(ph.lockWait, 0.999) * 1e6, percentile(ph.lockWait, 1.0) * 1e6, ph.lockWait.size());
+    }
   };
   for (const Phase& ph : idles) line(ph);
   for (size_t k = 0; k < loaded.size(); ++k) {
@@ -793,6 +859,8 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--pin") o.pin = true;
+    else if (a == "--hog") o.hog = std::stoul(next());
+    else if (a == "--lock-probe-ms") o.lockProbeMs = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--only") o.only = next();
     else if (a == "--ingest-priority" || a == "--feeder-priority") {
       std::string v = next();
@@ -830,7 +898,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
                    "[--ingest-priority idle|low|normal] [--feeder-priority idle|low|normal] "
-                   "[--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn] [--only sync,memory,steady,filter]\n");
+                   "[--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn] [--hog N] [--lock-probe-ms N] [--only sync,memory,steady,filter]\n");
       return 2;
     }
   }
