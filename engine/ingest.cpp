@@ -83,7 +83,7 @@ class UvScheduler final : public apiclient::Scheduler {
 };
 
 // Decodes one kind's list pages and watch events and applies them to the cache, publishing
-// once per flush. Tracks the keys it has applied so a relist can delete what vanished.
+// once per list page and once per watch event. Tracks the keys it has applied so a relist can delete what vanished.
 class CacheSink final : public apiclient::ReflectorSink {
  public:
   CacheSink(cache::Cache& cache, codec::ObjectKind kind)
@@ -180,6 +180,12 @@ class CacheSink final : public apiclient::ReflectorSink {
         e.message = std::string(event_.status.message);
         break;
     }
+    // Publish (and so release the writer lock) after every applied event, not once per network
+    // read: the reactor takes the same lock for reservations and their expiry, and the
+    // ingestion thread runs at low priority, so a lock held across the decoding of the read's
+    // next events could be held while the thread is starved of CPU. An event that changes no
+    // accounting (most MODIFIED) publishes nothing.
+    writer_.reset();
     return e;
   }
 

@@ -1,7 +1,7 @@
 // Ingestor: keeps the cache mirrored from kube-apiserver on a thread of its own, so decoding
 // and applying watch events never runs inside a request. It owns a libuv loop, a libcurl
 // transport, and two reflectors (nodes; pods that are not Succeeded/Failed) whose sinks decode
-// with codec and write to the cache in batches (one publish per network read or list page).
+// with codec and write to the cache (one publish per list page and per watch event).
 //
 // The same loop performs the binder's API writes: postBinding() hands a Binding to the
 // ingestion thread and reports the outcome back on the reactor's loop.
