@@ -1,8 +1,17 @@
 #include "engine/ingest.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <future>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -74,7 +83,7 @@ class UvScheduler final : public apiclient::Scheduler {
 };
 
 // Decodes one kind's list pages and watch events and applies them to the cache, publishing
-// once per flush. Tracks the keys it has applied so a relist can delete what vanished.
+// once per list page and once per watch event. Tracks the keys it has applied so a relist can delete what vanished.
 class CacheSink final : public apiclient::ReflectorSink {
  public:
   CacheSink(cache::Cache& cache, codec::ObjectKind kind)
@@ -171,6 +180,12 @@ class CacheSink final : public apiclient::ReflectorSink {
         e.message = std::string(event_.status.message);
         break;
     }
+    // Publish (and so release the writer lock) after every applied event, not once per network
+    // read: the reactor takes the same lock for reservations and their expiry, and the
+    // ingestion thread runs at low priority, so a lock held across the decoding of the read's
+    // next events could be held while the thread is starved of CPU. An event that changes no
+    // accounting (most MODIFIED) publishes nothing.
+    writer_.reset();
     return e;
   }
 
@@ -257,6 +272,91 @@ std::string statusMessage(const std::string& body) {
 }
 
 }  // namespace
+
+bool parseIngestPriority(std::string_view text, IngestPriority& out) {
+  if (text == "idle") {
+    out = IngestPriority::Idle;
+  } else if (text == "low") {
+    out = IngestPriority::Low;
+  } else if (text == "normal") {
+    out = IngestPriority::Normal;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* ingestPriorityName(IngestPriority p) {
+  switch (p) {
+    case IngestPriority::Idle:
+      return "idle";
+    case IngestPriority::Low:
+      return "low";
+    case IngestPriority::Normal:
+      return "normal";
+  }
+  return "?";
+}
+
+bool parseCpuList(std::string_view text, std::vector<int>& out) {
+  out.clear();
+  auto number = [](std::string_view s, int& v) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && end == s.data() + s.size() && v >= 0 && v < CPU_SETSIZE;
+  };
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (comma != std::string_view::npos && text.empty()) return false;  // "1,"
+    size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    if (dash == std::string_view::npos) {
+      if (!number(item, lo)) return false;
+      hi = lo;
+    } else if (!number(item.substr(0, dash), lo) || !number(item.substr(dash + 1), hi) || hi < lo) {
+      return false;
+    }
+    for (int c = lo; c <= hi; ++c) out.push_back(c);
+  }
+  return true;
+}
+
+bool applyThreadPolicy(IngestPriority priority, const std::vector<int>& cpus, std::string& error) {
+  if (!cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+      error = std::string("cannot pin the ingestion thread to the CPUs given: ") + std::strerror(rc);
+      return false;
+    }
+  }
+  sched_param param{};
+  param.sched_priority = 0;
+  switch (priority) {
+    case IngestPriority::Normal:
+      return true;
+    case IngestPriority::Idle:
+      if (int rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param); rc != 0) {
+        error = std::string("cannot run the ingestion thread at SCHED_IDLE: ") + std::strerror(rc);
+        return false;
+      }
+      return true;
+    case IngestPriority::Low:
+      if (int rc = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param); rc != 0) {
+        error = std::string("cannot run the ingestion thread at SCHED_BATCH: ") + std::strerror(rc);
+        return false;
+      }
+      // On Linux the nice value belongs to the thread (setpriority on a tid).
+      if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
+        error = std::string("cannot nice the ingestion thread: ") + std::strerror(errno);
+        return false;
+      }
+      return true;
+  }
+  return true;
+}
 
 // The loop is a base so it is initialised before the members that register handles on it.
 struct UvLoop {
@@ -410,7 +510,22 @@ bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
       kStatsIntervalMs);
   l->nodes.start();
   l->pods.start();
-  thread_ = std::thread([l] { uv_run(&l->loop, UV_RUN_DEFAULT); });
+  // The thread sets its own policy (per-thread on Linux, inherited by any thread it starts)
+  // before its loop runs; a refusal is a startup error, not a silent fallback. The loop runs
+  // either way so stop() can close what the reflectors opened.
+  std::promise<std::string> policy;
+  std::future<std::string> policyDone = policy.get_future();
+  thread_ = std::thread([l, policy = std::move(policy), priority = options_.priority, cpus = options_.cpus]() mutable {
+    std::string err;
+    applyThreadPolicy(priority, cpus, err);
+    policy.set_value(std::move(err));
+    uv_run(&l->loop, UV_RUN_DEFAULT);
+  });
+  error = policyDone.get();
+  if (!error.empty()) {
+    stop();
+    return false;
+  }
   return true;
 }
 
@@ -433,6 +548,15 @@ void Ingestor::stop() {
     uv_close(reinterpret_cast<uv_handle_t*>(reactorAsync_), [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
     reactorAsync_ = nullptr;
   }
+}
+
+uint64_t Ingestor::eventsApplied() const {
+  if (!loop_) return 0;
+  uint64_t n = 0;
+  for (const apiclient::Reflector* r : {&loop_->nodes, &loop_->pods}) {
+    for (int i = 0; i < 3; ++i) n += r->stats().events[i].load(std::memory_order_relaxed);
+  }
+  return n;
 }
 
 void Ingestor::runOnIngest(std::function<void()> fn) {

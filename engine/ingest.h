@@ -1,10 +1,15 @@
 // Ingestor: keeps the cache mirrored from kube-apiserver on a thread of its own, so decoding
 // and applying watch events never runs inside a request. It owns a libuv loop, a libcurl
 // transport, and two reflectors (nodes; pods that are not Succeeded/Failed) whose sinks decode
-// with codec and write to the cache in batches (one publish per network read or list page).
+// with codec and write to the cache (one publish per list page and per watch event).
 //
 // The same loop performs the binder's API writes: postBinding() hands a Binding to the
 // ingestion thread and reports the outcome back on the reactor's loop.
+//
+// The ingestion thread runs at IngestOptions::priority (SCHED_IDLE by default) so requests
+// seldom wait for it: on a machine with fewer free cores than busy threads a woken reactor
+// preempts ingestion at once (a kernel without preemption first finishes a system call). The price is cache lag when something else keeps every core busy; that lag
+// is the fleetsched_watch_lag_seconds gauge.
 //
 // Threads: construct, start(), stop() and postBinding() on the reactor thread; synced() and
 // server() from any thread.
@@ -17,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -27,12 +33,32 @@
 
 namespace fleetsched::engine {
 
+// How the ingestion thread competes with the reactor (and everything else) for CPU time.
+enum class IngestPriority : uint8_t {
+  Idle,    // SCHED_IDLE: runs on time no normal thread wants; any wakeup preempts it
+  Low,     // SCHED_BATCH at nice 19: a ~1.5 % share against each normal thread, no wakeup preemption
+  Normal,  // the reactor's own policy: they share cores evenly
+};
+
+// "idle" | "low" | "normal".
+bool parseIngestPriority(std::string_view text, IngestPriority& out);
+const char* ingestPriorityName(IngestPriority p);
+
+// CPU list in the kernel's notation ("1", "0,2-3"); empty text is the empty list.
+bool parseCpuList(std::string_view text, std::vector<int>& out);
+
+// Gives the calling thread `priority` and, when `cpus` is not empty, that affinity. Lowering a
+// thread's priority needs no privilege. Returns false with a one-line error.
+bool applyThreadPolicy(IngestPriority priority, const std::vector<int>& cpus, std::string& error);
+
 struct IngestOptions {
   std::string kubeconfig;  // empty with inCluster: the pod's service account
   std::string context;
   bool inCluster = false;
   uint32_t pageSize = 500;
   bool streamingList = true;
+  IngestPriority priority = IngestPriority::Idle;
+  std::vector<int> cpus;  // the ingestion thread's affinity; empty: inherit the process's
 };
 
 struct BindingRequest {
@@ -59,6 +85,9 @@ class Ingestor {
   // Both kinds have completed an initial list.
   bool synced() const { return synced_.load(std::memory_order_acquire); }
   const std::string& server() const { return server_; }
+  // Watch events (added, modified, deleted) applied so far, both kinds; any thread, between
+  // start() and stop().
+  uint64_t eventsApplied() const;
 
   // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
   // pod) from the ingestion thread. `done(error)` runs on the reactor loop; error is empty on

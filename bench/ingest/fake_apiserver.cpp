@@ -5,6 +5,8 @@
 #include <cstring>
 #include <unordered_set>
 
+#include <sys/socket.h>
+
 namespace fleetsched::bench::ingest {
 
 void Collection::add(std::string_view object) {
@@ -71,6 +73,7 @@ struct FakeApiServer::Impl {
     std::string in;
     bool heldPods = false;
     bool closing = false;
+    int sendBuffer = 0;
   };
   struct Write {
     uv_write_t req;
@@ -158,6 +161,17 @@ struct FakeApiServer::Impl {
 
   void handle(Conn* c, std::string_view target) {
     owner->requests_.fetch_add(1, std::memory_order_relaxed);
+    int want = owner->sendBuffer_.load();
+    // Autotuning cannot be switched back on; its ceiling (tcp_wmem, 4 MB) is the kernel's
+    // doubled 2 MB.
+    if (want == 0 && c->sendBuffer != 0) want = 2 << 20;
+    if (want != 0 && want != c->sendBuffer) {
+      uv_os_fd_t fd;
+      if (uv_fileno(reinterpret_cast<uv_handle_t*>(&c->tcp), &fd) == 0 &&
+          setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want) == 0) {
+        c->sendBuffer = want;
+      }
+    }
     const bool isPods = target.starts_with("/api/v1/pods");
     const bool isNodes = target.starts_with("/api/v1/nodes");
     if (!isPods && !isNodes) {
@@ -246,7 +260,7 @@ FakeApiServer::FakeApiServer(Collection& nodes, Collection& pods) : impl_(std::m
 
 FakeApiServer::~FakeApiServer() { stop(); }
 
-uint16_t FakeApiServer::start() {
+uint16_t FakeApiServer::start(std::function<void()> threadInit) {
   Impl* d = impl_.get();
   uv_loop_init(&d->loop);
   uv_tcp_init(&d->loop, &d->listener);
@@ -281,7 +295,10 @@ uint16_t FakeApiServer::start() {
   uint16_t port = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   d->async.data = d;
   uv_async_init(&d->loop, &d->async, [](uv_async_t* h) { static_cast<Impl*>(h->data)->onAsync(); });
-  d->thread = std::thread([d] { uv_run(&d->loop, UV_RUN_DEFAULT); });
+  d->thread = std::thread([d, threadInit = std::move(threadInit)] {
+    if (threadInit) threadInit();
+    uv_run(&d->loop, UV_RUN_DEFAULT);
+  });
   return port;
 }
 

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,11 +69,17 @@ class FakeApiServer {
   FakeApiServer(Collection& nodes, Collection& pods);
   ~FakeApiServer();
 
-  // Binds 127.0.0.1 on a free port and starts the thread. Returns the port, 0 on failure.
-  uint16_t start();
+  // Binds 127.0.0.1 on a free port and starts the thread, which first runs `threadInit` (e.g.
+  // to lower its own priority). Returns the port, 0 on failure.
+  uint16_t start(std::function<void()> threadInit = {});
   void stop();
 
   void setStreamingList(bool on) { streamingList_.store(on); }
+  // SO_SNDBUF for responses from now on (0: the kernel's autotuning, up to tcp_wmem's 4 MB). A
+  // nonblocking send copies up to the free buffer in one system call, which a kernel without
+  // preemption finishes before anything else runs on that CPU; a real apiserver's sends happen
+  // on another machine.
+  void setSendBuffer(int bytes) { sendBuffer_.store(bytes); }
   // Switching the pods' watch to Stream ends the held watches, so the client re-watches;
   // `stream` picks the pods collection's watch stream.
   void setPodWatchMode(WatchMode mode, size_t stream = 0);
@@ -87,6 +94,7 @@ class FakeApiServer {
  private:
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> streamingList_{false};
+  std::atomic<int> sendBuffer_{0};
   std::atomic<uint64_t> requests_{0};
 };
 

@@ -3,7 +3,9 @@
 // against FakeApiServer, with fixtures from bench/fleet. See README.md beside it.
 //
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
-//                [--only sync,memory,steady,filter]
+//                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
+//                [--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn]
+//                [--hog N] [--lock-probe-ms N] [--only sync,memory,steady,filter]
 //
 // Phases:
 //   sync    initial sync time, paged lists (streaming list answered 422) and streaming list;
@@ -16,12 +18,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -49,6 +56,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
+struct LoadedPolicy {
+  engine::IngestPriority ingest, feeder;
+  uint32_t sliceUs = 0;  // the reactor's EEVDF slice during this half and its idle twin; 0: default
+  int sndbufKb = 0;      // the fake apiserver's SO_SNDBUF during this half; 0: autotuned
+};
+
 struct Options {
   size_t nodes = 5000;
   size_t pods = 100000;
@@ -57,6 +70,21 @@ struct Options {
   double seconds = 4;   // per filter phase
   bool pin = false;     // reactor on CPU 0, everything else on CPU 1
   std::string only = "sync,memory,steady,filter";
+  engine::IngestPriority ingestPriority = engine::IngestOptions{}.priority;
+  // The fake apiserver stands for another machine: at idle it takes only CPU time that neither
+  // the reactor nor the filter client (kube-scheduler, also elsewhere) wants.
+  engine::IngestPriority feederPriority = engine::IngestPriority::Idle;
+  bool filterChurn = false;  // filter phase loaded with delete + add pairs instead of status updates
+  // Loaded halves of the filter phase, each with its own policies, interleaved with the idle
+  // half in every repetition; empty: one, with the two priorities above.
+  std::vector<LoadedPolicy> loaded;
+  // Busy threads in a child process of its own session (its own autogroup, like another pod on
+  // the node) for the whole filter phase: what a starved idle-priority thread costs.
+  size_t hog = 0;
+  // Take the cache writer lock on the reactor every N ms (as a bind's reservation and serve's
+  // reservation expiry do) and report the waits; 0: off, as the probe's own stalls add to
+  // filter latency.
+  uint32_t lockProbeMs = 0;
 };
 
 double secondsSince(SteadyClock::time_point t0, SteadyClock::time_point t1) {
@@ -208,6 +236,17 @@ double threadCpuSeconds(int tid) {
   return static_cast<double>(std::stoull(fields[11]) + std::stoull(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// A thread's CPU time and time spent runnable but waiting for a CPU (schedstat, seconds).
+struct SchedStat {
+  double cpu = 0, wait = 0;
+};
+SchedStat schedStat(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  unsigned long long run = 0, wait = 0;
+  in >> run >> wait;
+  return {static_cast<double>(run) / 1e9, static_cast<double>(wait) / 1e9};
+}
+
 // One ingestion pipeline: cache, metrics, ingestor, on a reactor loop that is run only to
 // release the ingestor's handle.
 struct Pipeline {
@@ -216,10 +255,12 @@ struct Pipeline {
   std::unique_ptr<engine::Ingestor> ingestor;
   uv_loop_t* reactor;
 
-  Pipeline(uv_loop_t* loop, const std::string& kubeconfig, bool streaming) : reactor(loop) {
+  Pipeline(uv_loop_t* loop, const std::string& kubeconfig, bool streaming, engine::IngestPriority priority)
+      : reactor(loop) {
     engine::IngestOptions io;
     io.kubeconfig = kubeconfig;
     io.streamingList = streaming;
+    io.priority = priority;
     ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
   }
   ~Pipeline() {
@@ -289,7 +330,7 @@ void phaseSync(const Options& o, uv_loop_t* reactor, FakeApiServer& server, cons
     server.setStreamingList(streaming);
     std::vector<double> times, cpu;
     for (size_t i = 0; i < o.reps; ++i) {
-      Pipeline p(reactor, kubeconfig, true);
+      Pipeline p(reactor, kubeconfig, true, o.ingestPriority);
       SyncResult r = syncPipeline(p, server, f);
       if (!r.ok) return;
       times.push_back(r.seconds);
@@ -341,7 +382,7 @@ size_t cacheOnlyBytes(const Fixture& f, size_t nodes, size_t pods) {
   return after - before;
 }
 
-void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
+void phaseMemory(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig, Fixture& f) {
   struct Point {
     size_t nodes, pods;
   };
@@ -353,7 +394,7 @@ void phaseMemory(uv_loop_t* reactor, FakeApiServer& server, const std::string& k
     f.pods.setServed(pt.pods);
     malloc_trim(0);
     size_t before = heapInUse();
-    Pipeline p(reactor, kubeconfig, false);
+    Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
     if (!syncPipeline(p, server, f).ok) return;
     p.cache.write().publish();  // reclaims what the last batch retired
     std::this_thread::sleep_for(50ms);
@@ -402,7 +443,7 @@ std::vector<double> streamRates(FakeApiServer& server, size_t events, size_t str
 
 void phaseSteady(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
                  const Fixture& f) {
-  Pipeline p(reactor, kubeconfig, false);
+  Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
   if (!syncPipeline(p, server, f).ok) return;
   struct Mix {
     const char* name;
@@ -504,9 +545,59 @@ LatencyRun runFilters(FilterClient& client, const std::vector<std::string>& requ
   return run;
 }
 
-void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::string& kubeconfig,
-                 const Fixture& f) {
-  Pipeline p(reactor, kubeconfig, false);
+// Sets another thread's policy (Linux keeps policy and nice per thread). Raising a thread back
+// from idle or nice 19 needs CAP_SYS_NICE; the bench says so and goes on.
+void setThreadPriority(int tid, engine::IngestPriority p) {
+  sched_param param{};
+  int policy = p == engine::IngestPriority::Idle ? SCHED_IDLE : p == engine::IngestPriority::Low ? SCHED_BATCH : SCHED_OTHER;
+  int nice = p == engine::IngestPriority::Low ? 19 : 0;
+  if (sched_setscheduler(tid, policy, &param) != 0 || setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0) {
+    std::fprintf(stderr, "ingest_bench: cannot set thread %d to %s: %s\n", tid, engine::ingestPriorityName(p),
+                 std::strerror(errno));
+  }
+}
+
+// Starts `n` spinning processes in a new session (one process group); returns its leader's pid.
+// Processes, not threads: the child of a multithreaded parent should not start threads.
+[[noreturn]] void spin() {
+  std::atomic<uint64_t> x{0};
+  for (;;) x.fetch_add(1, std::memory_order_relaxed);
+}
+pid_t startHog(size_t n) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  setsid();
+  for (size_t i = 1; i < n; ++i) {
+    if (fork() == 0) spin();
+  }
+  spin();
+}
+
+// Asks EEVDF (Linux ≥ 6.12) for a custom slice on thread `tid` (0: default): a thread whose
+// slice is shorter than the running one's may preempt it on wakeup. No privilege needed.
+bool setSlice(int tid, uint32_t us) {
+  struct Attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } attr{};
+  attr.size = sizeof attr;
+  attr.policy = SCHED_OTHER;
+  errno = 0;
+  attr.nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+  attr.runtime = static_cast<uint64_t>(us) * 1000;
+  if (syscall(SYS_sched_setattr, tid, &attr, 0) != 0) {
+    std::fprintf(stderr, "ingest_bench: sched_setattr slice %u µs: %s\n", us, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, const std::vector<int>& feederThreads,
+                 const std::string& kubeconfig, const Fixture& f) {
+  Pipeline p(reactor, kubeconfig, false, o.ingestPriority);
   if (!syncPipeline(p, server, f).ok) return;
   plugins::Config config = plugins::defaultConfig();
   engine::Metrics metrics;
@@ -535,9 +626,76 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
   const uint16_t port = http.port();
 
   struct Phase {
+    std::string name;
+    std::vector<double> lockWait;  // the reactor's waits for the cache writer lock (probe)
     std::vector<double> p50, p99, rates;
+    std::vector<double> all;  // every latency of this side, for pooled percentiles
     size_t late = 0, n = 0;
-  } idle, loaded;
+    SchedStat reactor;        // the reactor thread's CPU and run-queue wait during this side
+    double ingestCpu = 0;     // the ingestion thread's CPU seconds during this side
+    uint64_t events = 0;      // watch events it applied meanwhile
+    double wall = 0;
+    void add(const LatencyRun& r, const SchedStat& s0, const SchedStat& s1) {
+      p50.push_back(percentile(r.lat, 0.50));
+      p99.push_back(percentile(r.lat, 0.99));
+      all.insert(all.end(), r.lat.begin(), r.lat.end());
+      late += r.late;
+      n += r.lat.size();
+      reactor.cpu += s1.cpu - s0.cpu;
+      reactor.wait += s1.wait - s0.wait;
+    }
+  };
+  auto sliceName = [](uint32_t us) {
+    char buf[48] = "";
+    if (us != 0) std::snprintf(buf, sizeof buf, ", reactor slice %u µs", us);
+    return std::string(buf);
+  };
+  auto sliceTag = [](uint32_t us) {
+    char buf[16] = "";
+    if (us != 0) std::snprintf(buf, sizeof buf, "/%u", us);
+    return std::string(buf);
+  };
+  // One idle half per reactor slice in use, so each loaded half has an idle twin.
+  std::vector<uint32_t> slices;
+  for (const LoadedPolicy& lp : o.loaded) {
+    if (std::find(slices.begin(), slices.end(), lp.sliceUs) == slices.end()) slices.push_back(lp.sliceUs);
+  }
+  std::vector<Phase> idles;
+  for (uint32_t us : slices) idles.push_back(Phase{"idle" + sliceName(us)});
+  auto idleFor = [&](uint32_t us) -> Phase& {
+    return idles[static_cast<size_t>(std::find(slices.begin(), slices.end(), us) - slices.begin())];
+  };
+  std::vector<Phase> loaded;
+  for (const LoadedPolicy& lp : o.loaded) {
+    char sndbuf[48] = "";
+    if (lp.sndbufKb != 0) std::snprintf(sndbuf, sizeof sndbuf, ", apiserver SO_SNDBUF %d KB", lp.sndbufKb);
+    loaded.push_back(Phase{std::string("loaded, ingestion ") + engine::ingestPriorityName(lp.ingest) + ", apiserver " +
+                           engine::ingestPriorityName(lp.feeder) + sliceName(lp.sliceUs) + sndbuf});
+  }
+  // With --lock-probe-ms the reactor takes the cache writer lock periodically, as a bind's
+  // reservation does, and records how long it waited: a lock the ingestion thread holds while
+  // starved stalls the reactor.
+  std::atomic<Phase*> probing{nullptr};
+  struct Probe {
+    uv_timer_t timer;
+    std::atomic<Phase*>* phase;
+    cache::Cache* cache;
+  } probe{{}, &probing, &p.cache};
+  uv_timer_init(reactor, &probe.timer);
+  probe.timer.data = &probe;
+  if (o.lockProbeMs > 0) uv_timer_start(
+      &probe.timer,
+      [](uv_timer_t* t) {
+        auto* pr = static_cast<Probe*>(t->data);
+        Phase* ph = pr->phase->load(std::memory_order_acquire);
+        if (ph == nullptr) return;
+        auto t0 = SteadyClock::now();
+        { auto w = pr->cache->write(); }
+        ph->lockWait.push_back(secondsSince(t0, SteadyClock::now()));
+      },
+      o.lockProbeMs, o.lockProbeMs);
+  pid_t hog = o.hog > 0 ? startHog(o.hog) : 0;
+  const int reactorTid = static_cast<int>(gettid());
   std::thread client([&] {
     FilterClient c;
     if (!c.connect(port)) {
@@ -546,50 +704,105 @@ void phaseFilter(const Options& o, uv_loop_t* reactor, FakeApiServer& server, co
       return;
     }
     runFilters(c, requests, o.rate, 1.0);  // warm-up
-    size_t events = f.pods.watchEvents(f.statusStream);
+    const size_t stream = o.filterChurn ? f.churnStream : f.statusStream;
+    size_t events = f.pods.watchEvents(stream);
     for (size_t rep = 0; rep < o.reps; ++rep) {
-      LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
-      idle.p50.push_back(percentile(a.lat, 0.50));
-      idle.p99.push_back(percentile(a.lat, 0.99));
-      idle.late += a.late;
-      idle.n += a.lat.size();
+      std::printf("  rep %zu:", rep);
+      SchedStat s0;
+      for (size_t k = 0; k < slices.size(); ++k) {
+        setSlice(reactorTid, slices[k]);
+        s0 = schedStat(reactorTid);
+        probing.store(&idles[k], std::memory_order_release);
+        LatencyRun a = runFilters(c, requests, o.rate, o.seconds);
+        probing.store(nullptr, std::memory_order_release);
+        idles[k].add(a, s0, schedStat(reactorTid));
+        std::printf(" idle%s p50 %.0f µs p99 %.0f µs |", sliceTag(slices[k]).c_str(),
+                    idles[k].p50.back() * 1e6, idles[k].p99.back() * 1e6);
+      }
 
-      server.clearArrivals();
-      server.setPodWatchMode(WatchMode::Stream, f.statusStream);
-      while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
-      LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
-      auto arr = server.watchArrivals(true);
-      server.setPodWatchMode(WatchMode::Hold);
-      loaded.p50.push_back(percentile(b.lat, 0.50));
-      loaded.p99.push_back(percentile(b.lat, 0.99));
-      loaded.late += b.late;
-      loaded.n += b.lat.size();
-      for (size_t i = 1; i < arr.size(); ++i) loaded.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
-      std::printf("  rep %zu: idle p50 %.0f µs p99 %.0f µs | loaded p50 %.0f µs p99 %.0f µs (%zu streams done)\n", rep,
-                  idle.p50.back() * 1e6, idle.p99.back() * 1e6, loaded.p50.back() * 1e6, loaded.p99.back() * 1e6,
-                  arr.size() - 1);
-      std::fflush(stdout);
-      // Wait for the stream in flight to end so the next idle phase is idle.
-      size_t seen = server.watchArrivals(true).size();
-      while (server.watchArrivals(true).size() == seen) std::this_thread::sleep_for(1ms);
+      for (size_t k = 0; k < loaded.size(); ++k) {
+        Phase& ph = loaded[k];
+        // Policies switch between halves from outside the threads (the kernel keeps them per
+        // thread), so every condition sees the same fixture, cache and machine noise.
+        for (int tid : p.threads) setThreadPriority(tid, o.loaded[k].ingest);
+        for (int tid : feederThreads) setThreadPriority(tid, o.loaded[k].feeder);
+        setSlice(reactorTid, o.loaded[k].sliceUs);
+        server.setSendBuffer(o.loaded[k].sndbufKb * 1024);
+        server.clearArrivals();
+        server.setPodWatchMode(WatchMode::Stream, stream);
+        while (server.watchArrivals(true).empty()) std::this_thread::sleep_for(1ms);
+        double cpu0 = p.cpuSeconds();
+        uint64_t events0 = p.ingestor->eventsApplied();
+        auto t0 = SteadyClock::now();
+        s0 = schedStat(reactorTid);
+        probing.store(&ph, std::memory_order_release);
+        LatencyRun b = runFilters(c, requests, o.rate, o.seconds);
+        probing.store(nullptr, std::memory_order_release);
+        SchedStat s1 = schedStat(reactorTid);
+        ph.ingestCpu += p.cpuSeconds() - cpu0;
+        ph.events += p.ingestor->eventsApplied() - events0;
+        ph.wall += secondsSince(t0, SteadyClock::now());
+        auto arr = server.watchArrivals(true);
+        server.setPodWatchMode(WatchMode::Hold);
+        ph.add(b, s0, s1);
+        for (size_t i = 1; i < arr.size(); ++i) ph.rates.push_back(static_cast<double>(events) / secondsSince(arr[i - 1], arr[i]));
+        std::printf(" %s/%s%s%s p50 %.0f µs p99 %.0f µs (%zu streams) |", engine::ingestPriorityName(o.loaded[k].ingest),
+                    engine::ingestPriorityName(o.loaded[k].feeder), sliceTag(o.loaded[k].sliceUs).c_str(),
+                    sliceTag(static_cast<uint32_t>(o.loaded[k].sndbufKb)).c_str(),
+                    ph.p50.back() * 1e6, ph.p99.back() * 1e6, arr.size() - 1);
+        std::fflush(stdout);
+        // Wait for the stream in flight to end so the next half starts idle.
+        size_t seen = server.watchArrivals(true).size();
+        while (server.watchArrivals(true).size() == seen) std::this_thread::sleep_for(1ms);
+      }
+      std::printf("\n");
     }
     uv_async_send(&done);
   });
   if (o.pin) pinTo(0);
   uv_run(reactor, UV_RUN_DEFAULT);
+  if (slices.size() > 1 || slices.front() != 0) setSlice(reactorTid, 0);
+  if (hog > 0) {
+    kill(-hog, SIGKILL);  // the whole session's group: the leader and its spinners
+    kill(hog, SIGKILL);   // in case it had not reached setsid()
+    waitpid(hog, nullptr, 0);
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&probe.timer), nullptr);
   client.join();
   uv_close(reinterpret_cast<uv_handle_t*>(&done), nullptr);
   uv_run(reactor, UV_RUN_NOWAIT);
   if (o.pin) pinTo(1);
-  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per side%s:\n", f.nodeNames.size(), o.rate, o.reps,
-              o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "");
-  std::printf("  idle:   p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n",
-              median(idle.p50) * 1e6, median(idle.p99) * 1e6, idle.n, idle.late);
-  std::printf("  loaded: p50 %.0f µs, p99 %.0f µs (%zu requests, %zu sent late); ingestion meanwhile %.0f events/s "
-              "(median of %zu streams)\n",
-              median(loaded.p50) * 1e6, median(loaded.p99) * 1e6, loaded.n, loaded.late, median(loaded.rates),
-              loaded.rates.size());
-  std::printf("  p99 loaded / idle: %.2f\n", median(loaded.p99) / median(idle.p99));
+  std::printf("filter %zu NodeNames at %.0f/s, %zu × %.0f s per half%s; loaded with %s; %zu busy threads in "
+              "another session:\n",
+              f.nodeNames.size(), o.rate, o.reps, o.seconds, o.pin ? " (reactor pinned to CPU 0, the rest to CPU 1)" : "",
+              o.filterChurn ? "delete + add pairs" : "status updates", o.hog);
+  auto line = [&](const Phase& ph) {
+    double n = static_cast<double>(std::max<size_t>(ph.n, 1));
+    std::printf("  %s: p50 %.0f µs, p99 %.0f µs (medians over reps; %zu requests, %zu sent late)\n", ph.name.c_str(),
+                median(ph.p50) * 1e6, median(ph.p99) * 1e6, ph.n, ph.late);
+    std::printf("    pooled p50 %.0f p90 %.0f p99 %.0f p99.9 %.0f max %.0f µs; reactor per request %.0f µs CPU, "
+                "%.1f µs waiting for a CPU\n",
+                percentile(ph.all, 0.50) * 1e6, percentile(ph.all, 0.90) * 1e6, percentile(ph.all, 0.99) * 1e6,
+                percentile(ph.all, 0.999) * 1e6, percentile(ph.all, 1.0) * 1e6, ph.reactor.cpu / n * 1e6,
+                ph.reactor.wait / n * 1e6);
+    if (!ph.lockWait.empty()) {
+      std::printf("    writer lock taken on the reactor every %u ms: wait p50 %.1f p99 %.0f p99.9 %.0f max %.0f µs (%zu "
+                  "probes)\n",
+                  o.lockProbeMs, percentile(ph.lockWait, 0.50) * 1e6, percentile(ph.lockWait, 0.99) * 1e6,
+                  percentile(ph.lockWait, 0.999) * 1e6, percentile(ph.lockWait, 1.0) * 1e6, ph.lockWait.size());
+    }
+  };
+  for (const Phase& ph : idles) line(ph);
+  for (size_t k = 0; k < loaded.size(); ++k) {
+    const Phase& ph = loaded[k];
+    const Phase& idle = idleFor(o.loaded[k].sliceUs);
+    line(ph);
+    std::printf("    ingestion %.0f events/s over the loaded halves (%.0f per whole stream, median of %zu), its thread "
+                "%.0f %% of a CPU; p99 / idle: %.2f (medians of per-rep p99), %.2f (pooled)\n",
+                static_cast<double>(ph.events) / std::max(ph.wall, 1e-9), median(ph.rates), ph.rates.size(),
+                ph.ingestCpu / std::max(ph.wall, 1e-9) * 100,
+                median(ph.p99) / median(idle.p99), percentile(ph.all, 0.99) / percentile(idle.all, 0.99));
+  }
 }
 
 bool has(const std::string& list, const char* phase) { return ("," + list + ",").find("," + std::string(phase) + ",") != std::string::npos; }
@@ -599,18 +812,26 @@ int run(const Options& o) {
   Fixture f;
   buildFixture(o, f);
   FakeApiServer server(f.nodes, f.pods);
-  uint16_t port = server.start();
+  std::vector<int> before = threadIds();
+  uint16_t port = server.start([p = o.feederPriority] {
+    std::string err;
+    if (!engine::applyThreadPolicy(p, {}, err)) std::fprintf(stderr, "ingest_bench: fake apiserver: %s\n", err.c_str());
+  });
   if (port == 0) {
     std::fprintf(stderr, "ingest_bench: cannot start the fake API server\n");
     return 1;
+  }
+  std::vector<int> feederThreads;
+  for (int id : threadIds()) {
+    if (!std::binary_search(before.begin(), before.end(), id)) feederThreads.push_back(id);
   }
   std::string kubeconfig = writeKubeconfig(port);
   uv_loop_t reactor;
   uv_loop_init(&reactor);
   if (has(o.only, "sync")) phaseSync(o, &reactor, server, kubeconfig, f);
-  if (has(o.only, "memory")) phaseMemory(&reactor, server, kubeconfig, f);
+  if (has(o.only, "memory")) phaseMemory(o, &reactor, server, kubeconfig, f);
   if (has(o.only, "steady")) phaseSteady(o, &reactor, server, kubeconfig, f);
-  if (has(o.only, "filter")) phaseFilter(o, &reactor, server, kubeconfig, f);
+  if (has(o.only, "filter")) phaseFilter(o, &reactor, server, feederThreads, kubeconfig, f);
   server.stop();
   uv_run(&reactor, UV_RUN_NOWAIT);
   uv_loop_close(&reactor);
@@ -638,13 +859,49 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = std::stod(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--pin") o.pin = true;
+    else if (a == "--hog") o.hog = std::stoul(next());
+    else if (a == "--lock-probe-ms") o.lockProbeMs = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--only") o.only = next();
-    else {
+    else if (a == "--ingest-priority" || a == "--feeder-priority") {
+      std::string v = next();
+      if (!fleetsched::engine::parseIngestPriority(v, a == "--ingest-priority" ? o.ingestPriority : o.feederPriority)) {
+        std::fprintf(stderr, "ingest_bench: %s: want idle, low or normal\n", a.c_str());
+        return 2;
+      }
+    } else if (a == "--loaded") {
+      // "normal/normal,idle/idle/100": ingestion/apiserver priority[/reactor slice µs] per loaded half.
+      std::string v = next() + ",";
+      for (size_t b = 0, e; (e = v.find(',', b)) != std::string::npos; b = e + 1) {
+        std::string item = v.substr(b, e - b);
+        size_t s1 = item.find('/');
+        size_t s2 = s1 == std::string::npos ? s1 : item.find('/', s1 + 1);
+        size_t s3 = s2 == std::string::npos ? s2 : item.find('/', s2 + 1);
+        fleetsched::bench::ingest::LoadedPolicy lp{};
+        if (s1 == std::string::npos || !fleetsched::engine::parseIngestPriority(item.substr(0, s1), lp.ingest) ||
+            !fleetsched::engine::parseIngestPriority(item.substr(s1 + 1, s2 - s1 - 1), lp.feeder)) {
+          std::fprintf(stderr, "ingest_bench: --loaded: want INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]][,...], priorities idle, low "
+                               "or normal\n");
+          return 2;
+        }
+        if (s2 != std::string::npos) lp.sliceUs = static_cast<uint32_t>(std::stoul(item.substr(s2 + 1, s3 - s2 - 1)));
+        if (s3 != std::string::npos) lp.sndbufKb = std::stoi(item.substr(s3 + 1));
+        o.loaded.push_back(lp);
+      }
+    } else if (a == "--filter-stream") {
+      std::string v = next();
+      if (v != "status" && v != "churn") {
+        std::fprintf(stderr, "ingest_bench: --filter-stream: want status or churn\n");
+        return 2;
+      }
+      o.filterChurn = v == "churn";
+    } else {
       std::fprintf(stderr,
                    "usage: ingest_bench [--nodes N] [--pods N] [--reps N] [--rate R] [--seconds S] [--pin] "
-                   "[--only sync,memory,steady,filter]\n");
+                   "[--ingest-priority idle|low|normal] [--feeder-priority idle|low|normal] "
+                   "[--loaded INGEST/APISERVER[/SLICE_US[/SNDBUF_KB]],...] [--filter-stream status|churn] [--hog N] [--lock-probe-ms N] [--only sync,memory,steady,filter]\n");
       return 2;
     }
   }
+  if (o.loaded.empty()) o.loaded.push_back({o.ingestPriority, o.feederPriority});
   return fleetsched::bench::ingest::run(o);
 }

@@ -76,7 +76,9 @@ void reloadFiles(ServeState& s) {
 
 void onStats(uv_timer_t* t) {
   auto& s = *static_cast<ServeState*>(t->data);
-  s.cache->expire(cache::Clock::now());
+  // Expiry takes the cache writer lock; without live reservations there is nothing to expire,
+  // and the reactor then never waits behind a low-priority ingestion thread holding it.
+  if (s.cache->stats().reservationsLive > 0) s.cache->expire(cache::Clock::now());
   cache::CacheStats st = s.cache->stats();
   s.nodes->set(static_cast<double>(st.nodes));
   s.boundPods->set(static_cast<double>(st.boundPods));
@@ -156,6 +158,14 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--audit-interval", o.auditIntervalSec,
                   "Seconds between audits of the cache against a fresh pod list (0: off)")
       ->capture_default_str();
+  cmd->add_option("--ingest-priority", o.ingestPriority,
+                  "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
+                  "starves when other work fills every core), low (SCHED_BATCH, nice 19), normal (shares cores "
+                  "evenly with the reactor); auto: idle, or normal with --bind, whose reservations wait on a "
+                  "cache lock a starved ingestion thread may hold")
+      ->check(CLI::IsMember({"auto", "idle", "low", "normal"}))
+      ->capture_default_str();
+  cmd->add_option("--ingest-cpus", o.ingestCpus, "CPUs the ingestion thread may run on, e.g. 1 or 2-3 (default: any)");
   cmd->callback([&o] {
     if (int rc = runServe(o); rc != 0) throw CLI::RuntimeError(rc);
   });
@@ -223,6 +233,16 @@ int runServe(const ServeOptions& o) {
     io.kubeconfig = o.kubeconfig;
     io.context = o.context;
     io.inCluster = o.inCluster;
+    if (o.ingestPriority == "auto") {
+      io.priority = o.bind ? engine::IngestPriority::Normal : engine::IngestPriority::Idle;
+    } else if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
+      std::fprintf(stderr, "fleetsched: --ingest-priority %s: want idle, low or normal\n", o.ingestPriority.c_str());
+      return 1;
+    }
+    if (!engine::parseCpuList(o.ingestCpus, io.cpus)) {
+      std::fprintf(stderr, "fleetsched: --ingest-cpus %s: want a CPU list such as 1 or 0,2-3\n", o.ingestCpus.c_str());
+      return 1;
+    }
     ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
     if (!ingestor->start(loop, error)) {
       std::fprintf(stderr, "fleetsched: %s\n", error.c_str());

@@ -24,6 +24,8 @@ struct ServeOptions {
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 60;
+  std::string ingestPriority = "auto";  // auto (idle, or normal with --bind) | idle | low | normal
+  std::string ingestCpus;               // kernel CPU list; empty: inherit
 };
 
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& options);
