@@ -4,7 +4,9 @@
 #include <bit>
 #include <cassert>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,14 +37,20 @@ struct StringEqual {
   bool operator()(std::string_view a, std::string_view b) const { return a == b; }
 };
 
-// Per-node data readers reach through NodeInfo pointers but plugins rarely read. Immutable once
+// Per-node data readers reach through NodeInfo (name, labels, taints) but plugins rarely read.
+// One allocation: this header, then the label and taint ids `strings` describes. Immutable once
 // built: a relabelled node gets a new one and the old one is retired with the chunk version.
 struct NodeCold {
-  std::string_view name;        // SharedStrings
   std::string_view primaryGpu;  // interned resource name of the per-GPU resource, or empty
-  std::vector<codec::KeyValue> labels;  // views into SharedStrings
-  std::vector<codec::Taint> taints;
+  uint32_t nameId = 0;          // in CacheState::strings_, as are the label and taint ids
+  plugins::CompactNodeStrings strings;  // last: its ids follow the struct
+
+  static size_t bytesFor(size_t labels, size_t taints) {
+    return offsetof(NodeCold, strings) + plugins::CompactNodeStrings::bytesFor(labels, taints);
+  }
 };
+static_assert(offsetof(NodeCold, strings) + sizeof(plugins::CompactNodeStrings) == sizeof(NodeCold),
+              "label ids must start right after the header");
 
 enum class PodState : uint8_t { Bound, Reserved, Waiting };
 
@@ -145,7 +153,7 @@ class CacheState {
     for (WorkloadShard* s : shards_) delete s;
     delete index_;
     delete root;
-    for (NodeCold* c : cold_) delete c;
+    for (NodeCold* c : cold_) destroyCold(c);
     for (auto& [obj, del] : pendingRetire_) del(this, obj);
   }
 
@@ -181,9 +189,9 @@ class CacheState {
       NodeCold* fresh = makeCold(node, primary);
       retireCold(cold);
       cold_[id] = fresh;
-      info.name = fresh->name;
-      info.labels = &fresh->labels;
-      info.taints = &fresh->taints;
+      info.name = strings_.str(fresh->nameId);
+      info.labels = plugins::NodeLabels(&fresh->strings);
+      info.taints = plugins::NodeTaints(&fresh->strings);
     }
     mutableNode(id) = info;
     zoneCount_ = builder_.zoneCount();
@@ -236,7 +244,7 @@ class CacheState {
     for (const auto& n : nodes) keep.insert(n.name);
     std::vector<std::string> gone;
     for (uint32_t id = 0; id < idLimit_; ++id) {
-      if (cold_[id] != nullptr && !keep.contains(cold_[id]->name)) gone.emplace_back(cold_[id]->name);
+      if (cold_[id] != nullptr && !keep.contains(nodeRef(id).name)) gone.emplace_back(nodeRef(id).name);
     }
     for (const auto& name : gone) deleteNode(name);
     for (const auto& n : nodes) upsertNode(n);
@@ -506,8 +514,7 @@ class CacheState {
   static void deleteCold(void* context, void* object) {
     auto* self = static_cast<CacheState*>(context);
     auto* cold = static_cast<NodeCold*>(object);
-    self->releaseCold(*cold);
-    delete cold;
+    self->destroyCold(cold);
   }
 
   // --- node storage ----------------------------------------------------------------------------
@@ -582,15 +589,19 @@ class CacheState {
     --index.size;
   }
 
-  static bool sameLabelsAndTaints(const NodeCold& cold, const codec::Node& node) {
-    if (cold.labels.size() != node.labels.size() || cold.taints.size() != node.taints.size()) return false;
-    for (size_t i = 0; i < cold.labels.size(); ++i) {
-      if (cold.labels[i].key != node.labels[i].key || cold.labels[i].value != node.labels[i].value) return false;
+  bool sameLabelsAndTaints(const NodeCold& cold, const codec::Node& node) const {
+    const plugins::CompactNodeStrings& c = cold.strings;
+    if (c.labelCount != node.labels.size() || c.taintCount != node.taints.size()) return false;
+    const uint32_t* ids = c.ids();
+    for (const auto& kv : node.labels) {
+      if (strings_.str(ids[0]) != kv.key || strings_.str(ids[1]) != kv.value) return false;
+      ids += 2;
     }
-    for (size_t i = 0; i < cold.taints.size(); ++i) {
-      const auto& a = cold.taints[i];
-      const auto& b = node.taints[i];
-      if (a.key != b.key || a.value != b.value || a.effect != b.effect) return false;
+    for (const auto& t : node.taints) {
+      if (strings_.str(ids[0]) != t.key || strings_.str(ids[1]) != t.value || ids[2] != static_cast<uint32_t>(t.effect)) {
+        return false;
+      }
+      ids += 3;
     }
     return true;
   }
@@ -609,28 +620,40 @@ class CacheState {
   }
 
   NodeCold* makeCold(const codec::Node& node, std::string_view primary) {
-    auto* cold = new NodeCold;
-    cold->name = strings_.acquire(node.name);
+    void* mem = ::operator new(NodeCold::bytesFor(node.labels.size(), node.taints.size()));
+    auto* cold = new (mem) NodeCold;
     cold->primaryGpu = primary;
-    cold->labels.reserve(node.labels.size());
-    for (const auto& kv : node.labels) cold->labels.push_back({strings_.acquire(kv.key), strings_.acquire(kv.value)});
-    cold->taints.reserve(node.taints.size());
+    cold->nameId = strings_.acquire(node.name);
+    cold->strings.strings = &strings_;
+    cold->strings.labelCount = static_cast<uint32_t>(node.labels.size());
+    cold->strings.taintCount = static_cast<uint32_t>(node.taints.size());
+    uint32_t* ids = cold->strings.ids();
+    for (const auto& kv : node.labels) {
+      *ids++ = strings_.acquire(kv.key);
+      *ids++ = strings_.acquire(kv.value);
+    }
     for (const auto& t : node.taints) {
-      cold->taints.push_back({strings_.acquire(t.key), strings_.acquire(t.value), t.effect});
+      *ids++ = strings_.acquire(t.key);
+      *ids++ = strings_.acquire(t.value);
+      *ids++ = static_cast<uint32_t>(t.effect);
     }
     return cold;
   }
 
-  void releaseCold(const NodeCold& cold) {
-    strings_.release(cold.name);
-    for (const auto& kv : cold.labels) {
-      strings_.release(kv.key);
-      strings_.release(kv.value);
+  // Releases the cold record's strings and frees it (at reclamation, or with the cache).
+  void destroyCold(NodeCold* cold) {
+    if (cold == nullptr) return;
+    strings_.release(cold->nameId);
+    const plugins::CompactNodeStrings& c = cold->strings;
+    const uint32_t* ids = c.ids();
+    for (uint32_t i = 0; i < c.labelCount * 2; ++i) strings_.release(ids[i]);
+    ids += c.labelCount * 2;
+    for (uint32_t i = 0; i < c.taintCount; ++i) {
+      strings_.release(ids[3 * i]);
+      strings_.release(ids[3 * i + 1]);
     }
-    for (const auto& t : cold.taints) {
-      strings_.release(t.key);
-      strings_.release(t.value);
-    }
+    cold->~NodeCold();
+    ::operator delete(cold);
   }
 
   void retireCold(NodeCold* cold) { pendingRetire_.emplace_back(cold, &deleteCold); }
@@ -653,13 +676,13 @@ class CacheState {
     NodeCold* cold = makeCold(node, primary);
     cold_[id] = cold;
     info.id = id;
-    info.name = cold->name;
-    info.labels = &cold->labels;
-    info.taints = &cold->taints;
+    info.name = strings_.str(cold->nameId);
+    info.labels = plugins::NodeLabels(&cold->strings);
+    info.taints = plugins::NodeTaints(&cold->strings);
     NodeChunk& chunk = mutableChunk(id >> kChunkShift);
     chunk.nodes[id & (kChunkSize - 1)] = info;
     chunk.live |= uint64_t{1} << (id & (kChunkSize - 1));
-    indexInsert(cold->name, id);
+    indexInsert(info.name, id);
     ++nodeCount_;
     zoneCount_ = builder_.zoneCount();
 
@@ -919,7 +942,7 @@ class CacheState {
 
   Cache& cache_;
   NodeBuilder builder_;
-  SharedStrings strings_;       // node names, label and taint strings (reader-visible)
+  StringTable strings_;         // node names, label and taint strings (reader-visible)
   SharedStrings workloadKeys_;  // writer-only
   std::string keyScratch_;
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "cache/demo_fleet.h"
@@ -246,8 +247,56 @@ TEST_F(CacheTest, NodeUpdateKeepsUsageAndHeartbeatsDoNotRepublish) {
   EXPECT_EQ(n.usedMilliCpu, 300);
   EXPECT_EQ(n.scalar("nvidia.com/gpu")->used, 3);
   EXPECT_EQ(gpus("gpu-b"), (std::vector<uint16_t>{1000, 1000, 1000, 0, 0, 0, 0, 0}));
-  ASSERT_NE(n.labels, nullptr);
-  EXPECT_NE(codec::findKey(*n.labels, "team"), nullptr);
+  ASSERT_TRUE(n.labels.hasData());
+  EXPECT_EQ(n.labels.find("team"), std::optional<std::string_view>("ml"));
+}
+
+// Labels and taints are copied into the cache's compact form: same order and text, independent
+// of the decoded object's buffer, and an old snapshot keeps the labels it saw after a relabel.
+TEST_F(CacheTest, LabelsAndTaintsSurviveTheSourceAndRelabels) {
+  {
+    Strings tmp;
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x")
+                          .zone("z1")
+                          .gpus(2, "Tesla-T4")
+                          .label("kubernetes.io/hostname", "gpu-x")
+                          .taint("nvidia.com/gpu", "present")
+                          .build());
+  }  // the node's source strings are gone
+  Snapshot before = reader_.acquire();
+  const plugins::NodeInfo* n = before.find("gpu-x");
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->labels.size(), 3U);
+  EXPECT_EQ(n->labels[0].key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(n->labels[0].value, "z1");
+  EXPECT_EQ(n->labels[1].key, "nvidia.com/gpu.product");
+  EXPECT_EQ(n->labels[1].value, "Tesla-T4");
+  EXPECT_EQ(n->labels.find("kubernetes.io/hostname"), std::optional<std::string_view>("gpu-x"));
+  EXPECT_EQ(n->labels.find("team"), std::nullopt);
+  ASSERT_EQ(n->taints.size(), 1U);
+  EXPECT_EQ(n->taints[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(n->taints[0].value, "present");
+  EXPECT_EQ(n->taints[0].effect, codec::TaintEffect::NoSchedule);
+
+  // Relabel, then delete and re-add under other labels (ids get freed and reused) while the old
+  // snapshot is still held.
+  {
+    Strings tmp;
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x").zone("z2").gpus(2, "Tesla-T4").label("team", "ml").build());
+    cache_.deleteNode("gpu-x");
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x").label("pool", "batch").build());
+  }
+  EXPECT_EQ(n->labels.find("kubernetes.io/hostname"), std::optional<std::string_view>("gpu-x"));
+  EXPECT_EQ(n->labels[0].value, "z1");
+  EXPECT_EQ(n->taints[0].value, "present");
+  before = Snapshot();
+
+  const plugins::NodeInfo now = node("gpu-x");
+  ASSERT_EQ(now.labels.size(), 1U);
+  EXPECT_EQ(now.labels[0].key, "pool");
+  EXPECT_EQ(now.labels[0].value, "batch");
+  EXPECT_EQ(now.taints.size(), 0U);
+  EXPECT_EQ(now.name, "gpu-x");
 }
 
 TEST_F(CacheTest, ReservationIsVisibleAndConfirmedWithoutDoubleCharge) {
