@@ -74,9 +74,12 @@ struct PodRecord {
   uint16_t indexMask = 0;     // from the gpu-index annotation
   uint16_t appliedMask = 0;   // GPUs charged on the node
   uint16_t zone = 0;          // zone the workload was counted in
+  uint32_t seen = 0;          // relist mark of the last upsert; kUnseen: only reserve() made it
   PodState state = PodState::Bound;
   bool hasIndex = false;
 };
+
+constexpr uint32_t kUnseen = 0;
 
 using PodMap = std::unordered_map<std::string, PodRecord, StringHash, StringEqual>;
 
@@ -167,6 +170,7 @@ class CacheState {
       addNode(node, info, primary);
       return;
     }
+    nodeSeen_[id] = nodeMark_;
     const NodeInfo& old = nodeRef(id);
     NodeCold* cold = cold_[id];
     const bool sameCold = sameLabelsAndTaints(*cold, node) && cold->primaryGpu == primary;
@@ -259,11 +263,13 @@ class CacheState {
     if (it == pods_.end()) {
       if (!holds) return;
       it = pods_.emplace(std::string(pod.uid), PodRecord{}).first;
+      it->second.seen = podMark_;
       refill(it->second, pod);
       place(it->first, it->second, pod.nodeName, 0, false);
       return;
     }
     PodRecord& rec = it->second;
+    rec.seen = podMark_;
     switch (rec.state) {
       case PodState::Reserved: {
         if (!terminal && pod.nodeName.empty()) return;  // the Binding is not visible yet
@@ -349,6 +355,30 @@ class CacheState {
     for (const auto& p : pods) upsertPod(p);
   }
 
+  // --- relists --------------------------------------------------------------------------------
+
+  static uint32_t nextMark(uint32_t mark) { return mark + 1 == kUnseen ? mark + 2 : mark + 1; }
+  void beginNodeRelist() { nodeMark_ = nextMark(nodeMark_); }
+  void beginPodRelist() { podMark_ = nextMark(podMark_); }
+
+  size_t sweepNodes() {
+    std::vector<std::string> gone;
+    for (uint32_t id = 0; id < idLimit_; ++id) {
+      if (cold_[id] != nullptr && nodeSeen_[id] != nodeMark_) gone.emplace_back(nodeRef(id).name);
+    }
+    for (const auto& name : gone) deleteNode(name);
+    return gone.size();
+  }
+
+  size_t sweepPods() {
+    std::vector<std::string> gone;
+    for (const auto& [uid, rec] : pods_) {
+      if (rec.seen != podMark_ && rec.seen != kUnseen) gone.push_back(uid);
+    }
+    for (const auto& uid : gone) deletePod(uid);
+    return gone.size();
+  }
+
   // --- reservations ----------------------------------------------------------------------------
 
   ReserveResult reserve(const ReservationRequest& r, Clock::time_point now) {
@@ -364,7 +394,9 @@ class CacheState {
       releaseWorkloadKey(old);
       ++released_;
       result = ReserveResult::Replaced;
+      const uint32_t seen = old.seen;
       old = PodRecord{};
+      old.seen = seen;
     } else {
       it = pods_.emplace(std::string(r.podUid), PodRecord{}).first;
     }
@@ -672,7 +704,9 @@ class CacheState {
         dirty_ = true;
       }
       cold_.push_back(nullptr);
+      nodeSeen_.push_back(0);
     }
+    nodeSeen_[id] = nodeMark_;
     NodeCold* cold = makeCold(node, primary);
     cold_[id] = cold;
     info.id = id;
@@ -960,6 +994,9 @@ class CacheState {
   bool dirty_ = false;
 
   std::vector<NodeCold*> cold_;  // by node id; nullptr for holes
+  std::vector<uint32_t> nodeSeen_;  // by node id: relist mark of the last upsert
+  uint32_t nodeMark_ = 1;
+  uint32_t podMark_ = 1;
   std::vector<uint32_t> freeIds_;
   uint32_t idLimit_ = 0;
   uint32_t nodeCount_ = 0;
@@ -1019,6 +1056,10 @@ ReserveResult Cache::Writer::reserve(const ReservationRequest& r, Clock::time_po
 bool Cache::Writer::unreserve(std::string_view uid) { return cache_->state_->unreserve(uid); }
 size_t Cache::Writer::expire(Clock::time_point now) { return cache_->state_->expire(now); }
 void Cache::Writer::publish() { cache_->state_->publish(); }
+void Cache::Writer::beginNodeRelist() { cache_->state_->beginNodeRelist(); }
+size_t Cache::Writer::sweepNodes() { return cache_->state_->sweepNodes(); }
+void Cache::Writer::beginPodRelist() { cache_->state_->beginPodRelist(); }
+size_t Cache::Writer::sweepPods() { return cache_->state_->sweepPods(); }
 
 Reader::Reader(Cache& cache) : cache_(&cache), slot_(cache.epoch_.registerReader()) {
   // More reading threads than kMaxReaders is a configuration bug, not a runtime condition.

@@ -299,6 +299,58 @@ TEST_F(CacheTest, LabelsAndTaintsSurviveTheSourceAndRelabels) {
   EXPECT_EQ(now.name, "gpu-x");
 }
 
+// A watch mirror's relist: what the relist (or a watch event after it) upserted stays, the rest
+// is deleted and uncharged; a reservation for a pod no upsert has shown survives the sweep.
+TEST_F(CacheTest, RelistSweepDeletesWhatTheRelistDidNotUpsert) {
+  cache_.upsertPod(PodMaker(s_, "kept").on("gpu-a").cpu(100).build());
+  cache_.upsertPod(PodMaker(s_, "gone").on("gpu-a").cpu(200).build());
+  cache_.upsertPod(PodMaker(s_, "waiting").on("later").cpu(50).build());
+  ReservationRequest r;
+  r.podUid = "fresh";
+  r.node = "gpu-b";
+  r.milliCpu = 400;
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  r.podUid = "pending-reserved";
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  // The watch shows that pod pending (the Binding is not visible yet): it is now known.
+  cache_.upsertPod(PodMaker(s_, "pending-reserved").build());
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    w.beginNodeRelist();
+    w.upsertNode(NodeMaker(s_, "gpu-a").zone("z1").gpus(4).build());
+    w.upsertNode(NodeMaker(s_, "cpu-c").zone("z1").build());
+    w.upsertPod(PodMaker(s_, "kept").on("gpu-a").cpu(100).build());
+    EXPECT_EQ(w.sweepPods(), 3U);  // gone, waiting, pending-reserved
+    EXPECT_EQ(w.sweepNodes(), 1U);  // gpu-b, with the fresh reservation on it
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 100);
+  EXPECT_EQ(reader_.acquire().find("gpu-b"), nullptr);
+  const CacheStats st = cache_.stats();
+  EXPECT_EQ(st.boundPods, 1U);
+  EXPECT_EQ(st.waitingPods, 0U);
+  EXPECT_EQ(st.nodes, 2U);
+  // A watch event after the relist belongs to its truth: a second sweep with the same mark keeps it.
+  cache_.upsertPod(PodMaker(s_, "late").on("cpu-c").cpu(10).build());
+  EXPECT_EQ(cache_.write().sweepPods(), 0U);
+  EXPECT_EQ(node("cpu-c").usedMilliCpu, 10);
+}
+
+TEST_F(CacheTest, RelistSweepKeepsReservationsOfPodsNotShownYet) {
+  ReservationRequest r;
+  r.podUid = "fresh";
+  r.node = "gpu-b";
+  r.milliCpu = 400;
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    EXPECT_EQ(w.sweepPods(), 0U);
+  }
+  EXPECT_EQ(node("gpu-b").usedMilliCpu, 400);
+  EXPECT_EQ(cache_.stats().reservationsLive, 1U);
+}
+
 TEST_F(CacheTest, ReservationIsVisibleAndConfirmedWithoutDoubleCharge) {
   const auto now = Clock::now();
   ReservationRequest r;
