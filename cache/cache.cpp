@@ -59,29 +59,164 @@ struct ScalarUse {
   int32_t amount = 0;     // extended resources are whole units; no pod asks for 2^31 GPUs
 };
 
+constexpr uint32_t kNoWorkload = UINT32_MAX;
+
 // What the cache remembers per pod that holds (or will hold) resources. Pods that hold nothing
-// (pending, terminal) have no record.
+// (pending, terminal) have no record. 56 bytes: a 100,000-pod cluster keeps one per bound pod,
+// so what only some records need lives elsewhere (a reservation's deadline in reservations_,
+// a waiting pod's node name in waitingOn_).
 struct PodRecord {
-  std::string_view workload;  // in workloadKeys_; empty: none
-  std::string_view waitNode;  // key in waiting_, while Waiting
   int64_t milliCpu = 0;
   int64_t memory = 0;
-  int64_t expiresAt = 0;      // reservation deadline, Clock ticks
   std::array<ScalarUse, kMaxPodScalars> scalars{};
   uint32_t node = kNoNode;    // where the charge is applied (Bound, Reserved)
   uint32_t reservationSlot = 0;
-  uint16_t gpuMilli = plugins::kMilliPerGpu;
+  uint32_t workload = kNoWorkload;  // id in workloadKeys_
+  uint32_t seen = 0;          // relist mark of the last upsert; kUnseen: only reserve() made it
   uint16_t indexMask = 0;     // from the gpu-index annotation
   uint16_t appliedMask = 0;   // GPUs charged on the node
   uint16_t zone = 0;          // zone the workload was counted in
-  uint32_t seen = 0;          // relist mark of the last upsert; kUnseen: only reserve() made it
-  PodState state = PodState::Bound;
-  bool hasIndex = false;
+  uint16_t gpuMilli : 11 = plugins::kMilliPerGpu;  // 1..1000
+  PodState state : 2 = PodState::Bound;
+  bool hasIndex : 1 = false;
+};
+static_assert(sizeof(PodRecord) <= 56);
+
+// A pod UID as the pod table's key: the 16 bytes of a canonical lowercase UUID (what the API
+// server assigns), else the text itself (inline up to 16 bytes, longer on the heap). As a
+// std::string a 36-character UID took 32 bytes plus a 48-byte heap block.
+class PodKey {
+ public:
+  explicit PodKey(std::string_view uid) {
+    uint64_t a, b;
+    if (parseUuid(uid, a, b)) {
+      kind_ = Kind::Uuid;
+      setWords(a, b);
+      return;
+    }
+    size_ = static_cast<uint32_t>(uid.size());
+    if (uid.size() <= sizeof raw_) {
+      kind_ = Kind::Inline;
+      std::memcpy(raw_, uid.data(), uid.size());
+    } else {
+      kind_ = Kind::Heap;
+      char* text = new char[uid.size()];
+      std::memcpy(text, uid.data(), uid.size());
+      std::memcpy(raw_, &text, sizeof text);
+    }
+  }
+  PodKey(PodKey&& o) noexcept : size_(o.size_), kind_(o.kind_) {
+    std::memcpy(raw_, o.raw_, sizeof raw_);
+    o.kind_ = Kind::Uuid;  // the heap text, if any, moved here
+  }
+  PodKey(const PodKey&) = delete;
+  PodKey& operator=(const PodKey&) = delete;
+  PodKey& operator=(PodKey&&) = delete;
+  ~PodKey() {
+    if (kind_ == Kind::Heap) delete[] heapText();
+  }
+
+  std::string str() const {
+    if (kind_ != Kind::Uuid) return std::string(text());
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out(36, '-');
+    size_t pos = 0;
+    for (int i = 0; i < 32; ++i) {
+      if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
+      const uint64_t w = word(i / 16);
+      out[pos++] = kHex[(w >> (60 - 4 * (i % 16))) & 0xF];
+    }
+    return out;
+  }
+  size_t hash() const noexcept {
+    return kind_ == Kind::Uuid ? mix(word(0), word(1)) : std::hash<std::string_view>{}(text());
+  }
+  static size_t hashOf(std::string_view uid) noexcept {
+    uint64_t a, b;
+    return parseUuid(uid, a, b) ? mix(a, b) : std::hash<std::string_view>{}(uid);
+  }
+  bool operator==(const PodKey& o) const noexcept {
+    if (kind_ == Kind::Uuid || o.kind_ == Kind::Uuid) {
+      return kind_ == o.kind_ && std::memcmp(raw_, o.raw_, sizeof raw_) == 0;
+    }
+    return text() == o.text();
+  }
+  bool operator==(std::string_view uid) const noexcept {
+    if (kind_ != Kind::Uuid) return text() == uid;  // a UUID-shaped uid never has this kind
+    uint64_t a, b;
+    return parseUuid(uid, a, b) && a == word(0) && b == word(1);
+  }
+
+ private:
+  enum class Kind : uint8_t { Uuid, Inline, Heap };
+
+  uint64_t word(int i) const noexcept {
+    uint64_t w;
+    std::memcpy(&w, raw_ + 8 * i, sizeof w);
+    return w;
+  }
+  void setWords(uint64_t a, uint64_t b) {
+    std::memcpy(raw_, &a, sizeof a);
+    std::memcpy(raw_ + 8, &b, sizeof b);
+  }
+  char* heapText() const noexcept {
+    char* p;
+    std::memcpy(&p, raw_, sizeof p);
+    return p;
+  }
+  std::string_view text() const noexcept {
+    return kind_ == Kind::Heap ? std::string_view(heapText(), size_) : std::string_view(raw_, size_);
+  }
+  static size_t mix(uint64_t a, uint64_t b) noexcept {
+    // UUIDs are random already; fold both halves so keys differing in either spread.
+    return static_cast<size_t>((a * 0x9E3779B97F4A7C15ULL) ^ b);
+  }
+  // Canonical 8-4-4-4-12 lowercase hex only, so str() gives back the exact text.
+  static bool parseUuid(std::string_view s, uint64_t& a, uint64_t& b) noexcept {
+    if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return false;
+    a = 0;
+    b = 0;
+    int n = 0;
+    for (size_t i = 0; i < 36; ++i) {
+      if (i == 8 || i == 13 || i == 18 || i == 23) continue;
+      const char c = s[i];
+      uint64_t v;
+      if (c >= '0' && c <= '9') {
+        v = static_cast<uint64_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        v = static_cast<uint64_t>(c - 'a' + 10);
+      } else {
+        return false;
+      }
+      uint64_t& w = n < 16 ? a : b;
+      w = (w << 4) | v;
+      ++n;
+    }
+    return true;
+  }
+
+  alignas(8) char raw_[16] = {};  // UUID bytes / inline text / heap text pointer
+  uint32_t size_ = 0;             // text length (Inline, Heap)
+  Kind kind_ = Kind::Uuid;
+};
+static_assert(sizeof(PodKey) == 24);
+
+struct PodKeyHash {
+  using is_transparent = void;
+  size_t operator()(const PodKey& k) const noexcept { return k.hash(); }
+  size_t operator()(std::string_view uid) const noexcept { return PodKey::hashOf(uid); }
+};
+struct PodKeyEqual {
+  using is_transparent = void;
+  bool operator()(const PodKey& a, const PodKey& b) const noexcept { return a == b; }
+  bool operator()(const PodKey& a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(std::string_view a, const PodKey& b) const noexcept { return b == a; }
 };
 
 constexpr uint32_t kUnseen = 0;
 
-using PodMap = std::unordered_map<std::string, PodRecord, StringHash, StringEqual>;
+// A noexcept hash that libstdc++ counts as fast: nodes carry no cached hash (88 bytes each).
+using PodMap = std::unordered_map<PodKey, PodRecord, PodKeyHash, PodKeyEqual>;
 
 // Parses "0-1-3" into a bit mask; false when malformed or an index is out of range.
 bool parseGpuIndex(std::string_view s, uint16_t& mask) {
@@ -214,20 +349,17 @@ class CacheState {
         removeReservation(rec);
         releaseWorkloadKey(rec);
         ++released_;
-        toErase_.push_back(uid);
+        toErase_.push_back(uid.str());
       } else if (rec.state == PodState::Bound) {
         uncharge(rec);
         rec.node = kNoNode;
         rec.appliedMask = 0;
         rec.state = PodState::Waiting;
-        auto [it, _] = waiting_.try_emplace(nameCopy);
-        it->second.push_back(uid);
-        rec.waitNode = it->first;
-        ++waitingCount_;
+        wait(uid.str(), nameCopy);
         --boundCount_;
       }
     }
-    for (const auto& uid : toErase_) pods_.erase(uid);
+    for (const auto& uid : toErase_) pods_.erase(pods_.find(std::string_view(uid)));
     toErase_.clear();
 
     indexErase(name, id);
@@ -262,7 +394,7 @@ class CacheState {
     auto it = pods_.find(pod.uid);
     if (it == pods_.end()) {
       if (!holds) return;
-      it = pods_.emplace(std::string(pod.uid), PodRecord{}).first;
+      it = pods_.emplace(PodKey(pod.uid), PodRecord{}).first;
       it->second.seen = podMark_;
       refill(it->second, pod);
       place(it->first, it->second, pod.nodeName, 0, false);
@@ -308,7 +440,7 @@ class CacheState {
         return;
       }
       case PodState::Waiting: {
-        unwait(it->first, rec);
+        unwait(it->first);
         if (!holds) break;
         refill(rec, pod);
         place(it->first, rec, pod.nodeName, 0, false);
@@ -335,7 +467,7 @@ class CacheState {
         --boundCount_;
         break;
       case PodState::Waiting:
-        unwait(it->first, rec);
+        unwait(it->first);
         break;
     }
     releaseWorkloadKey(rec);
@@ -349,7 +481,9 @@ class CacheState {
     for (const auto& p : pods) keep.insert(p.uid);
     std::vector<std::string> gone;
     for (const auto& [uid, rec] : pods_) {
-      if (rec.state != PodState::Reserved && !keep.contains(uid)) gone.push_back(uid);
+      if (rec.state == PodState::Reserved) continue;
+      std::string text = uid.str();
+      if (!keep.contains(text)) gone.push_back(std::move(text));
     }
     for (const auto& uid : gone) deletePod(uid);
     for (const auto& p : pods) upsertPod(p);
@@ -373,7 +507,7 @@ class CacheState {
   size_t sweepPods() {
     std::vector<std::string> gone;
     for (const auto& [uid, rec] : pods_) {
-      if (rec.seen != podMark_ && rec.seen != kUnseen) gone.push_back(uid);
+      if (rec.seen != podMark_ && rec.seen != kUnseen) gone.push_back(uid.str());
     }
     for (const auto& uid : gone) deletePod(uid);
     return gone.size();
@@ -398,7 +532,7 @@ class CacheState {
       old = PodRecord{};
       old.seen = seen;
     } else {
-      it = pods_.emplace(std::string(r.podUid), PodRecord{}).first;
+      it = pods_.emplace(PodKey(r.podUid), PodRecord{}).first;
     }
     PodRecord& rec = it->second;
     rec.milliCpu = r.milliCpu;
@@ -414,10 +548,9 @@ class CacheState {
         r.gpus.milliEach > 0 ? std::min<int32_t>(r.gpus.milliEach, plugins::kMilliPerGpu) : plugins::kMilliPerGpu);
     if (!r.workload.empty()) rec.workload = workloadKeys_.acquire(r.workload);
     rec.state = PodState::Reserved;
-    rec.expiresAt = (now + r.ttl).time_since_epoch().count();
     charge(rec, id, mask, /*explicitMask=*/true);
     rec.reservationSlot = static_cast<uint32_t>(reservations_.size());
-    reservations_.push_back(&*it);
+    reservations_.push_back({&*it, (now + r.ttl).time_since_epoch().count()});
     return result;
   }
 
@@ -436,16 +569,16 @@ class CacheState {
     const int64_t t = now.time_since_epoch().count();
     size_t n = 0;
     for (size_t i = 0; i < reservations_.size();) {
-      auto* entry = reservations_[i];
-      if (entry->second.expiresAt > t) {
+      if (reservations_[i].expiresAt > t) {
         ++i;
         continue;
       }
+      auto* entry = reservations_[i].pod;
       uncharge(entry->second);
       removeReservation(entry->second);  // moves the last entry into slot i
       releaseWorkloadKey(entry->second);
       // Erase by iterator: erasing by a key that lives inside the erased element is fragile.
-      pods_.erase(pods_.find(std::string_view(entry->first)));
+      pods_.erase(pods_.find(entry->first));
       ++expired_;
       ++n;
     }
@@ -726,10 +859,10 @@ class CacheState {
     std::vector<std::string> uids = std::move(w->second);
     waiting_.erase(w);
     for (const auto& uid : uids) {
-      auto it = pods_.find(uid);
+      waitingOn_.erase(uid);
+      auto it = pods_.find(std::string_view(uid));
       if (it == pods_.end()) continue;
       --waitingCount_;
-      it->second.waitNode = {};
       charge(it->second, id, it->second.indexMask, it->second.hasIndex);
       it->second.state = PodState::Bound;
       ++boundCount_;
@@ -772,7 +905,9 @@ class CacheState {
   void refill(PodRecord& rec, const codec::Pod& pod) {
     fillRequests(rec, pod);
     releaseWorkloadKey(rec);
-    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) rec.workload = workloadKeys_.acquire(keyScratch_);
+    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) {
+      rec.workload = workloadKeys_.acquire(keyScratch_);
+    }
   }
 
   static bool sameRequests(const PodRecord& a, const PodRecord& b) {
@@ -787,15 +922,12 @@ class CacheState {
   }
 
   // Charges `rec` (requests filled) on its node, or parks it until the node appears.
-  void place(const std::string& uid, PodRecord& rec, std::string_view nodeName, uint16_t mask, bool explicitMask) {
+  void place(const PodKey& uid, PodRecord& rec, std::string_view nodeName, uint16_t mask, bool explicitMask) {
     const uint32_t id = lookup(nodeName);
     if (id == kNoNode) {
       rec.state = PodState::Waiting;
       rec.node = kNoNode;
-      auto [it, _] = waiting_.try_emplace(std::string(nodeName));
-      it->second.push_back(uid);
-      rec.waitNode = it->first;
-      ++waitingCount_;
+      wait(uid.str(), nodeName);
       return;
     }
     rec.state = PodState::Bound;
@@ -807,14 +939,26 @@ class CacheState {
     ++boundCount_;
   }
 
-  void unwait(const std::string& uid, PodRecord& rec) {
-    auto w = waiting_.find(rec.waitNode);
-    if (w != waiting_.end()) {
-      auto& v = w->second;
-      v.erase(std::remove(v.begin(), v.end(), uid), v.end());
-      if (v.empty()) waiting_.erase(w);
+  // Parks pod `uid` until node `nodeName` appears.
+  void wait(std::string uid, std::string_view nodeName) {
+    auto [it, _] = waiting_.try_emplace(std::string(nodeName));
+    it->second.push_back(uid);
+    waitingOn_.insert_or_assign(std::move(uid), std::string(nodeName));
+    ++waitingCount_;
+  }
+
+  void unwait(const PodKey& key) {
+    const std::string uid = key.str();
+    auto on = waitingOn_.find(uid);
+    if (on != waitingOn_.end()) {
+      auto w = waiting_.find(on->second);
+      if (w != waiting_.end()) {
+        auto& v = w->second;
+        v.erase(std::remove(v.begin(), v.end(), uid), v.end());
+        if (v.empty()) waiting_.erase(w);
+      }
+      waitingOn_.erase(on);
     }
-    rec.waitNode = {};
     --waitingCount_;
   }
 
@@ -873,7 +1017,7 @@ class CacheState {
     rec.node = id;
     rec.appliedMask = mask;
     rec.zone = n.zone;
-    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, +1);
+    if (rec.workload != kNoWorkload) addWorkload(workloadKeys_.str(rec.workload), rec.zone, +1);
   }
 
   void uncharge(PodRecord& rec) {
@@ -893,7 +1037,7 @@ class CacheState {
       const int g = std::countr_zero(m);
       if (g < n.gpuCount) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - rec.gpuMilli));
     }
-    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, -1);
+    if (rec.workload != kNoWorkload) addWorkload(workloadKeys_.str(rec.workload), rec.zone, -1);
     rec.node = kNoNode;
     rec.appliedMask = 0;
   }
@@ -901,14 +1045,14 @@ class CacheState {
   void removeReservation(PodRecord& rec) {
     const uint32_t slot = rec.reservationSlot;
     reservations_[slot] = reservations_.back();
-    reservations_[slot]->second.reservationSlot = slot;
+    reservations_[slot].pod->second.reservationSlot = slot;
     reservations_.pop_back();
   }
 
   // Drops the record's reference to its workload key (its counts are already removed).
   void releaseWorkloadKey(PodRecord& rec) {
-    if (!rec.workload.empty()) workloadKeys_.release(rec.workload);
-    rec.workload = {};
+    if (rec.workload != kNoWorkload) workloadKeys_.release(rec.workload);
+    rec.workload = kNoWorkload;
   }
 
   // --- workload zone counts --------------------------------------------------------------------
@@ -977,7 +1121,7 @@ class CacheState {
   Cache& cache_;
   NodeBuilder builder_;
   StringTable strings_;         // node names, label and taint strings (reader-visible)
-  SharedStrings workloadKeys_;  // writer-only
+  StringTable workloadKeys_;    // writer-only
   std::string keyScratch_;
 
   // Working version: chunks_ / index_ / shards_ entries whose dirty flag is set are private
@@ -1004,8 +1148,14 @@ class CacheState {
   uint64_t version_ = 0;
 
   PodMap pods_;
+  // Waiting pods (bound to a node the cache does not know): node name → uids, and back.
   std::unordered_map<std::string, std::vector<std::string>, StringHash, StringEqual> waiting_;
-  std::vector<PodMap::value_type*> reservations_;
+  std::unordered_map<std::string, std::string, StringHash, StringEqual> waitingOn_;
+  struct Reservation {
+    PodMap::value_type* pod;
+    int64_t expiresAt;  // Clock ticks
+  };
+  std::vector<Reservation> reservations_;
   std::vector<std::string> toErase_;
   std::unordered_map<std::string_view, uint16_t> resourceIds_;
   std::vector<std::string_view> resourceNames_;

@@ -351,6 +351,63 @@ TEST_F(CacheTest, RelistSweepKeepsReservationsOfPodsNotShownYet) {
   EXPECT_EQ(cache_.stats().reservationsLive, 1U);
 }
 
+// The pod table stores API-server UIDs (canonical lowercase UUIDs) as 16 binary bytes and any
+// other UID as text; every path that hands a UID back (replace, sweep, node deletion and
+// return, reservations) must find the same pod again.
+TEST_F(CacheTest, PodUidsOfEveryShapeRoundTrip) {
+  const std::string uuid = "92292b8a-900e-4245-4618-d751e0aecbcf";
+  const std::string upper = "A5F1D2A4-B911-4F39-E9A3-9B38EF7E354F";  // not canonical: kept as text
+  const std::string longUid = "a-pod-uid-longer-than-sixteen-bytes";
+  cache_.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).gpus(1).build());
+  cache_.upsertPod(PodMaker(s_, upper).on("gpu-a").cpu(10).build());
+  cache_.upsertPod(PodMaker(s_, longUid).on("gpu-a").cpu(100).build());
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 111);
+  PodCharge charge;
+  ASSERT_TRUE(cache_.podCharge(uuid, charge));
+  EXPECT_EQ(charge.milliCpu, 1);
+  EXPECT_EQ(charge.gpuMask, 1U);
+  EXPECT_FALSE(cache_.podCharge("92292b8a-900e-4245-4618-d751e0aecbce", charge));  // one digit off
+  EXPECT_FALSE(cache_.podCharge("92292B8A-900E-4245-4618-D751E0AECBCF", charge));  // other spelling
+
+  // Node deletion parks the pods by UID; the node's return charges them again.
+  cache_.deleteNode("gpu-a");
+  EXPECT_EQ(cache_.stats().waitingPods, 3U);
+  cache_.upsertNode(NodeMaker(s_, "gpu-a").zone("z1").gpus(4).build());
+  EXPECT_EQ(cache_.stats().waitingPods, 0U);
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 111);
+
+  // replacePods and a relist sweep delete by the UIDs they read back from the table.
+  {
+    auto w = cache_.write();
+    const std::vector<codec::Pod> keep{PodMaker(s_, upper).on("gpu-a").cpu(10).build()};
+    w.replacePods(keep);
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 10);
+  EXPECT_FALSE(cache_.podCharge(uuid, charge));
+  cache_.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).build());
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    w.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).build());
+    EXPECT_EQ(w.sweepPods(), 1U);
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 1);
+  EXPECT_TRUE(cache_.deletePod(uuid));
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 0);
+  EXPECT_EQ(cache_.stats().boundPods, 0U);
+
+  // Reservations under a UUID expire and leave nothing behind.
+  ReservationRequest r;
+  r.podUid = uuid;
+  r.node = "gpu-b";
+  r.milliCpu = 5;
+  const auto now = Clock::now();
+  ASSERT_EQ(cache_.reserve(r, now), ReserveResult::Reserved);
+  EXPECT_EQ(cache_.expire(now + std::chrono::minutes(1)), 1U);
+  EXPECT_EQ(node("gpu-b").usedMilliCpu, 0);
+  EXPECT_FALSE(cache_.podCharge(uuid, charge));
+}
+
 TEST_F(CacheTest, ReservationIsVisibleAndConfirmedWithoutDoubleCharge) {
   const auto now = Clock::now();
   ReservationRequest r;
