@@ -105,6 +105,20 @@ class PodKey {
       std::memcpy(raw_, &text, sizeof text);
     }
   }
+  // A key for lookups only: views `uid` (no copy) unless it is a UUID; never stored.
+  static PodKey probe(std::string_view uid) noexcept {
+    PodKey k;
+    uint64_t a, b;
+    if (parseUuid(uid, a, b)) {
+      k.setWords(a, b);
+      return k;
+    }
+    k.kind_ = Kind::View;
+    k.size_ = static_cast<uint32_t>(uid.size());
+    const char* text = uid.data();
+    std::memcpy(k.raw_, &text, sizeof text);
+    return k;
+  }
   PodKey(PodKey&& o) noexcept : size_(o.size_), kind_(o.kind_) {
     std::memcpy(raw_, o.raw_, sizeof raw_);
     o.kind_ = Kind::Uuid;  // the heap text, if any, moved here
@@ -131,24 +145,18 @@ class PodKey {
   size_t hash() const noexcept {
     return kind_ == Kind::Uuid ? mix(word(0), word(1)) : std::hash<std::string_view>{}(text());
   }
-  static size_t hashOf(std::string_view uid) noexcept {
-    uint64_t a, b;
-    return parseUuid(uid, a, b) ? mix(a, b) : std::hash<std::string_view>{}(uid);
-  }
+  // A UUID-shaped uid is always kept as Uuid, so keys of different kinds never match.
   bool operator==(const PodKey& o) const noexcept {
     if (kind_ == Kind::Uuid || o.kind_ == Kind::Uuid) {
-      return kind_ == o.kind_ && std::memcmp(raw_, o.raw_, sizeof raw_) == 0;
+      return kind_ == o.kind_ && word(0) == o.word(0) && word(1) == o.word(1);
     }
     return text() == o.text();
   }
-  bool operator==(std::string_view uid) const noexcept {
-    if (kind_ != Kind::Uuid) return text() == uid;  // a UUID-shaped uid never has this kind
-    uint64_t a, b;
-    return parseUuid(uid, a, b) && a == word(0) && b == word(1);
-  }
 
  private:
-  enum class Kind : uint8_t { Uuid, Inline, Heap };
+  enum class Kind : uint8_t { Uuid, Inline, Heap, View };
+
+  PodKey() = default;
 
   uint64_t word(int i) const noexcept {
     uint64_t w;
@@ -165,34 +173,45 @@ class PodKey {
     return p;
   }
   std::string_view text() const noexcept {
-    return kind_ == Kind::Heap ? std::string_view(heapText(), size_) : std::string_view(raw_, size_);
+    return kind_ == Kind::Heap || kind_ == Kind::View ? std::string_view(heapText(), size_) : std::string_view(raw_, size_);
   }
   static size_t mix(uint64_t a, uint64_t b) noexcept {
-    // UUIDs are random already; fold both halves so keys differing in either spread.
-    return static_cast<size_t>((a * 0x9E3779B97F4A7C15ULL) ^ b);
+    // Any bits of either half may be the ones that differ (generated UIDs often share all but
+    // a counter), so mix both into every output bit.
+    uint64_t h = a ^ (b * 0x9E3779B97F4A7C15ULL);
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return static_cast<size_t>(h);
   }
-  // Canonical 8-4-4-4-12 lowercase hex only, so str() gives back the exact text.
+  // Canonical 8-4-4-4-12 lowercase hex only, so str() gives back the exact text. Branch-free
+  // over the 32 digits: this runs on every pod event.
   static bool parseUuid(std::string_view s, uint64_t& a, uint64_t& b) noexcept {
     if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return false;
-    a = 0;
-    b = 0;
-    int n = 0;
-    for (size_t i = 0; i < 36; ++i) {
-      if (i == 8 || i == 13 || i == 18 || i == 23) continue;
-      const char c = s[i];
-      uint64_t v;
-      if (c >= '0' && c <= '9') {
-        v = static_cast<uint64_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v = static_cast<uint64_t>(c - 'a' + 10);
-      } else {
-        return false;
-      }
-      uint64_t& w = n < 16 ? a : b;
-      w = (w << 4) | v;
-      ++n;
+    static constexpr uint8_t kDigit[32] = {0,  1,  2,  3,  4,  5,  6,  7,  9,  10, 11, 12, 14, 15, 16, 17,
+                                           19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
+    static constexpr auto kHexValue = [] {
+      std::array<uint8_t, 256> t{};
+      t.fill(0x10);  // not a lowercase hex digit
+      for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<uint8_t>(c - '0');
+      for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<uint8_t>(c - 'a' + 10);
+      return t;
+    }();
+    uint64_t hi = 0, lo = 0;
+    unsigned bad = 0;
+    for (int i = 0; i < 16; ++i) {
+      const uint8_t v = kHexValue[static_cast<uint8_t>(s[kDigit[i]])];
+      bad |= v;
+      hi = (hi << 4) | (v & 0xF);
     }
-    return true;
+    for (int i = 16; i < 32; ++i) {
+      const uint8_t v = kHexValue[static_cast<uint8_t>(s[kDigit[i]])];
+      bad |= v;
+      lo = (lo << 4) | (v & 0xF);
+    }
+    a = hi;
+    b = lo;
+    return (bad & 0x10) == 0;
   }
 
   alignas(8) char raw_[16] = {};  // UUID bytes / inline text / heap text pointer
@@ -202,21 +221,13 @@ class PodKey {
 static_assert(sizeof(PodKey) == 24);
 
 struct PodKeyHash {
-  using is_transparent = void;
   size_t operator()(const PodKey& k) const noexcept { return k.hash(); }
-  size_t operator()(std::string_view uid) const noexcept { return PodKey::hashOf(uid); }
-};
-struct PodKeyEqual {
-  using is_transparent = void;
-  bool operator()(const PodKey& a, const PodKey& b) const noexcept { return a == b; }
-  bool operator()(const PodKey& a, std::string_view b) const noexcept { return a == b; }
-  bool operator()(std::string_view a, const PodKey& b) const noexcept { return b == a; }
 };
 
 constexpr uint32_t kUnseen = 0;
 
 // A noexcept hash that libstdc++ counts as fast: nodes carry no cached hash (88 bytes each).
-using PodMap = std::unordered_map<PodKey, PodRecord, PodKeyHash, PodKeyEqual>;
+using PodMap = std::unordered_map<PodKey, PodRecord, PodKeyHash>;
 
 // Parses "0-1-3" into a bit mask; false when malformed or an index is out of range.
 bool parseGpuIndex(std::string_view s, uint16_t& mask) {
@@ -359,7 +370,7 @@ class CacheState {
         --boundCount_;
       }
     }
-    for (const auto& uid : toErase_) pods_.erase(pods_.find(std::string_view(uid)));
+    for (const auto& uid : toErase_) pods_.erase(findPod(uid));
     toErase_.clear();
 
     indexErase(name, id);
@@ -391,7 +402,7 @@ class CacheState {
   void upsertPod(const codec::Pod& pod) {
     const bool terminal = pod.phase == codec::PodPhase::Succeeded || pod.phase == codec::PodPhase::Failed;
     const bool holds = !terminal && !pod.nodeName.empty();
-    auto it = pods_.find(pod.uid);
+    auto it = findPod(pod.uid);
     if (it == pods_.end()) {
       if (!holds) return;
       it = pods_.emplace(PodKey(pod.uid), PodRecord{}).first;
@@ -453,7 +464,7 @@ class CacheState {
   }
 
   bool deletePod(std::string_view uid) {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end()) return false;
     PodRecord& rec = it->second;
     switch (rec.state) {
@@ -518,7 +529,7 @@ class CacheState {
   ReserveResult reserve(const ReservationRequest& r, Clock::time_point now) {
     const uint32_t id = lookup(r.node);
     if (id == kNoNode) return ReserveResult::UnknownNode;
-    auto it = pods_.find(r.podUid);
+    auto it = findPod(r.podUid);
     ReserveResult result = ReserveResult::Reserved;
     if (it != pods_.end()) {
       PodRecord& old = it->second;
@@ -555,7 +566,7 @@ class CacheState {
   }
 
   bool unreserve(std::string_view uid) {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end() || it->second.state != PodState::Reserved) return false;
     uncharge(it->second);
     removeReservation(it->second);
@@ -633,7 +644,7 @@ class CacheState {
   }
 
   bool podCharge(std::string_view uid, PodCharge& out) const {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end()) return false;
     const PodRecord& rec = it->second;
     if (rec.state == PodState::Waiting || rec.node == kNoNode) return false;
@@ -860,7 +871,7 @@ class CacheState {
     waiting_.erase(w);
     for (const auto& uid : uids) {
       waitingOn_.erase(uid);
-      auto it = pods_.find(std::string_view(uid));
+      auto it = findPod(uid);
       if (it == pods_.end()) continue;
       --waitingCount_;
       charge(it->second, id, it->second.indexMask, it->second.hasIndex);
@@ -868,6 +879,10 @@ class CacheState {
       ++boundCount_;
     }
   }
+
+  // Parses the uid once; the table then compares 16-byte keys.
+  PodMap::iterator findPod(std::string_view uid) { return pods_.find(PodKey::probe(uid)); }
+  PodMap::const_iterator findPod(std::string_view uid) const { return pods_.find(PodKey::probe(uid)); }
 
   // --- pod charges -----------------------------------------------------------------------------
 
