@@ -173,7 +173,8 @@ class PodKey {
     return p;
   }
   std::string_view text() const noexcept {
-    return kind_ == Kind::Heap || kind_ == Kind::View ? std::string_view(heapText(), size_) : std::string_view(raw_, size_);
+    if (kind_ == Kind::Heap || kind_ == Kind::View) return {heapText(), size_};
+    return {raw_, size_};
   }
   static size_t mix(uint64_t a, uint64_t b) noexcept {
     // Any bits of either half may be the ones that differ (generated UIDs often share all but
@@ -774,9 +775,9 @@ class CacheState {
       ids += 2;
     }
     for (const auto& t : node.taints) {
-      if (strings_.str(ids[0]) != t.key || strings_.str(ids[1]) != t.value || ids[2] != static_cast<uint32_t>(t.effect)) {
-        return false;
-      }
+      const bool same = strings_.str(ids[0]) == t.key && strings_.str(ids[1]) == t.value &&
+                        ids[2] == static_cast<uint32_t>(t.effect);
+      if (!same) return false;
       ids += 3;
     }
     return true;

@@ -54,7 +54,9 @@ class TaggedNodeStrings {
       : bits_(compact == nullptr ? 0 : reinterpret_cast<uintptr_t>(compact) | 1U) {}
 
   bool isCompact() const { return (bits_ & 1U) != 0; }
-  const CompactNodeStrings* compact() const { return reinterpret_cast<const CompactNodeStrings*>(bits_ & ~uintptr_t{1}); }
+  const CompactNodeStrings* compact() const {
+    return reinterpret_cast<const CompactNodeStrings*>(bits_ & ~uintptr_t{1});
+  }
   const void* codecVector() const { return reinterpret_cast<const void*>(bits_); }
 
  public:
@@ -70,7 +72,8 @@ class TaggedNodeStrings {
 class NodeLabels : public detail::TaggedNodeStrings {
  public:
   NodeLabels() = default;
-  NodeLabels(const std::vector<codec::KeyValue>* labels) : TaggedNodeStrings(labels) {}  // NOLINT: implicit on purpose
+  // Implicit on purpose: `info.labels = &node.labels` keeps working for codec-built records.
+  NodeLabels(const std::vector<codec::KeyValue>* labels) : TaggedNodeStrings(labels) {}  // NOLINT
   explicit NodeLabels(const CompactNodeStrings* compact) : TaggedNodeStrings(compact) {}
 
   size_t size() const {
@@ -94,13 +97,15 @@ class NodeLabels : public detail::TaggedNodeStrings {
   }
 
  private:
-  const std::vector<codec::KeyValue>& vec() const { return *static_cast<const std::vector<codec::KeyValue>*>(codecVector()); }
+  const std::vector<codec::KeyValue>& vec() const {
+    return *static_cast<const std::vector<codec::KeyValue>*>(codecVector());
+  }
 };
 
 class NodeTaints : public detail::TaggedNodeStrings {
  public:
   NodeTaints() = default;
-  NodeTaints(const std::vector<codec::Taint>* taints) : TaggedNodeStrings(taints) {}  // NOLINT: implicit on purpose
+  NodeTaints(const std::vector<codec::Taint>* taints) : TaggedNodeStrings(taints) {}  // NOLINT: implicit
   explicit NodeTaints(const CompactNodeStrings* compact) : TaggedNodeStrings(compact) {}
 
   size_t size() const {
@@ -115,7 +120,9 @@ class NodeTaints : public detail::TaggedNodeStrings {
   }
 
  private:
-  const std::vector<codec::Taint>& vec() const { return *static_cast<const std::vector<codec::Taint>*>(codecVector()); }
+  const std::vector<codec::Taint>& vec() const {
+    return *static_cast<const std::vector<codec::Taint>*>(codecVector());
+  }
 };
 
 }  // namespace fleetsched::plugins

@@ -26,7 +26,8 @@ TEST(Reclamation, ReaderAndWriterThreadsHammerForASecond) {
   std::vector<codec::Node> nodes;
   for (int i = 0; i < kNodes; ++i) {
     const std::string name = "node-" + std::to_string(i);
-    nodes.push_back(NodeMaker(s, name).zone(i % 2 ? "z1" : "z2").gpus(8).label("kubernetes.io/hostname", name).build());
+    nodes.push_back(
+        NodeMaker(s, name).zone(i % 2 ? "z1" : "z2").gpus(8).label("kubernetes.io/hostname", name).build());
   }
   // Every pod asks for 100m cpu and one GPU, so per node usedMilliCpu == 100 * usedPods and
   // the GPU scalar used == usedPods: a torn batch would break these equalities.
