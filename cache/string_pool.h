@@ -48,10 +48,10 @@ class Interner {
 class StringTable final : public plugins::StringSource {
  public:
   // Live strings are capped at kMaxPages * kPageSize (4M): the directory of pages is allocated
-  // once so readers never see it move.
-  static constexpr uint32_t kPageShift = 10;
+  // once (8 KB) so readers never see it move; pages (32 KB) come as needed.
+  static constexpr uint32_t kPageShift = 12;
   static constexpr uint32_t kPageSize = 1U << kPageShift;
-  static constexpr uint32_t kMaxPages = 4096;
+  static constexpr uint32_t kMaxPages = 1024;
 
   StringTable();
   ~StringTable();
