@@ -4,7 +4,9 @@
 #include <bit>
 #include <cassert>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,14 +37,20 @@ struct StringEqual {
   bool operator()(std::string_view a, std::string_view b) const { return a == b; }
 };
 
-// Per-node data readers reach through NodeInfo pointers but plugins rarely read. Immutable once
+// Per-node data readers reach through NodeInfo (name, labels, taints) but plugins rarely read.
+// One allocation: this header, then the label and taint ids `strings` describes. Immutable once
 // built: a relabelled node gets a new one and the old one is retired with the chunk version.
 struct NodeCold {
-  std::string_view name;        // SharedStrings
   std::string_view primaryGpu;  // interned resource name of the per-GPU resource, or empty
-  std::vector<codec::KeyValue> labels;  // views into SharedStrings
-  std::vector<codec::Taint> taints;
+  uint32_t nameId = 0;          // in CacheState::strings_, as are the label and taint ids
+  plugins::CompactNodeStrings strings;  // last: its ids follow the struct
+
+  static size_t bytesFor(size_t labels, size_t taints) {
+    return offsetof(NodeCold, strings) + plugins::CompactNodeStrings::bytesFor(labels, taints);
+  }
 };
+static_assert(offsetof(NodeCold, strings) + sizeof(plugins::CompactNodeStrings) == sizeof(NodeCold),
+              "label ids must start right after the header");
 
 enum class PodState : uint8_t { Bound, Reserved, Waiting };
 
@@ -51,26 +59,176 @@ struct ScalarUse {
   int32_t amount = 0;     // extended resources are whole units; no pod asks for 2^31 GPUs
 };
 
+constexpr uint32_t kNoWorkload = UINT32_MAX;
+
 // What the cache remembers per pod that holds (or will hold) resources. Pods that hold nothing
-// (pending, terminal) have no record.
+// (pending, terminal) have no record. 56 bytes: a 100,000-pod cluster keeps one per bound pod,
+// so what only some records need lives elsewhere (a reservation's deadline in reservations_,
+// a waiting pod's node name in waitingOn_).
 struct PodRecord {
-  std::string_view workload;  // in workloadKeys_; empty: none
-  std::string_view waitNode;  // key in waiting_, while Waiting
   int64_t milliCpu = 0;
   int64_t memory = 0;
-  int64_t expiresAt = 0;      // reservation deadline, Clock ticks
   std::array<ScalarUse, kMaxPodScalars> scalars{};
   uint32_t node = kNoNode;    // where the charge is applied (Bound, Reserved)
   uint32_t reservationSlot = 0;
-  uint16_t gpuMilli = plugins::kMilliPerGpu;
+  uint32_t workload = kNoWorkload;  // id in workloadKeys_
+  uint32_t seen = 0;          // relist mark of the last upsert; kUnseen: only reserve() made it
   uint16_t indexMask = 0;     // from the gpu-index annotation
   uint16_t appliedMask = 0;   // GPUs charged on the node
   uint16_t zone = 0;          // zone the workload was counted in
-  PodState state = PodState::Bound;
-  bool hasIndex = false;
+  uint16_t gpuMilli : 11 = plugins::kMilliPerGpu;  // 1..1000
+  PodState state : 2 = PodState::Bound;
+  bool hasIndex : 1 = false;
+};
+static_assert(sizeof(PodRecord) <= 56);
+
+// A pod UID as the pod table's key: the 16 bytes of a canonical lowercase UUID (what the API
+// server assigns), else the text itself (inline up to 16 bytes, longer on the heap). As a
+// std::string a 36-character UID took 32 bytes plus a 48-byte heap block.
+class PodKey {
+ public:
+  explicit PodKey(std::string_view uid) {
+    uint64_t a, b;
+    if (parseUuid(uid, a, b)) {
+      kind_ = Kind::Uuid;
+      setWords(a, b);
+      return;
+    }
+    size_ = static_cast<uint32_t>(uid.size());
+    if (uid.size() <= sizeof raw_) {
+      kind_ = Kind::Inline;
+      std::memcpy(raw_, uid.data(), uid.size());
+    } else {
+      kind_ = Kind::Heap;
+      char* text = new char[uid.size()];
+      std::memcpy(text, uid.data(), uid.size());
+      std::memcpy(raw_, &text, sizeof text);
+    }
+  }
+  // A key for lookups only: views `uid` (no copy) unless it is a UUID; never stored.
+  static PodKey probe(std::string_view uid) noexcept {
+    PodKey k;
+    uint64_t a, b;
+    if (parseUuid(uid, a, b)) {
+      k.setWords(a, b);
+      return k;
+    }
+    k.kind_ = Kind::View;
+    k.size_ = static_cast<uint32_t>(uid.size());
+    const char* text = uid.data();
+    std::memcpy(k.raw_, &text, sizeof text);
+    return k;
+  }
+  PodKey(PodKey&& o) noexcept : size_(o.size_), kind_(o.kind_) {
+    std::memcpy(raw_, o.raw_, sizeof raw_);
+    o.kind_ = Kind::Uuid;  // the heap text, if any, moved here
+  }
+  PodKey(const PodKey&) = delete;
+  PodKey& operator=(const PodKey&) = delete;
+  PodKey& operator=(PodKey&&) = delete;
+  ~PodKey() {
+    if (kind_ == Kind::Heap) delete[] heapText();
+  }
+
+  std::string str() const {
+    if (kind_ != Kind::Uuid) return std::string(text());
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out(36, '-');
+    size_t pos = 0;
+    for (int i = 0; i < 32; ++i) {
+      if (pos == 8 || pos == 13 || pos == 18 || pos == 23) ++pos;
+      const uint64_t w = word(i / 16);
+      out[pos++] = kHex[(w >> (60 - 4 * (i % 16))) & 0xF];
+    }
+    return out;
+  }
+  size_t hash() const noexcept {
+    return kind_ == Kind::Uuid ? mix(word(0), word(1)) : std::hash<std::string_view>{}(text());
+  }
+  // A UUID-shaped uid is always kept as Uuid, so keys of different kinds never match.
+  bool operator==(const PodKey& o) const noexcept {
+    if (kind_ == Kind::Uuid || o.kind_ == Kind::Uuid) {
+      return kind_ == o.kind_ && word(0) == o.word(0) && word(1) == o.word(1);
+    }
+    return text() == o.text();
+  }
+
+ private:
+  enum class Kind : uint8_t { Uuid, Inline, Heap, View };
+
+  PodKey() = default;
+
+  uint64_t word(int i) const noexcept {
+    uint64_t w;
+    std::memcpy(&w, raw_ + 8 * i, sizeof w);
+    return w;
+  }
+  void setWords(uint64_t a, uint64_t b) {
+    std::memcpy(raw_, &a, sizeof a);
+    std::memcpy(raw_ + 8, &b, sizeof b);
+  }
+  char* heapText() const noexcept {
+    char* p;
+    std::memcpy(&p, raw_, sizeof p);
+    return p;
+  }
+  std::string_view text() const noexcept {
+    if (kind_ == Kind::Heap || kind_ == Kind::View) return {heapText(), size_};
+    return {raw_, size_};
+  }
+  static size_t mix(uint64_t a, uint64_t b) noexcept {
+    // Any bits of either half may be the ones that differ (generated UIDs often share all but
+    // a counter), so mix both into every output bit.
+    uint64_t h = a ^ (b * 0x9E3779B97F4A7C15ULL);
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return static_cast<size_t>(h);
+  }
+  // Canonical 8-4-4-4-12 lowercase hex only, so str() gives back the exact text. Branch-free
+  // over the 32 digits: this runs on every pod event.
+  static bool parseUuid(std::string_view s, uint64_t& a, uint64_t& b) noexcept {
+    if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return false;
+    static constexpr uint8_t kDigit[32] = {0,  1,  2,  3,  4,  5,  6,  7,  9,  10, 11, 12, 14, 15, 16, 17,
+                                           19, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
+    static constexpr auto kHexValue = [] {
+      std::array<uint8_t, 256> t{};
+      t.fill(0x10);  // not a lowercase hex digit
+      for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<uint8_t>(c - '0');
+      for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<uint8_t>(c - 'a' + 10);
+      return t;
+    }();
+    uint64_t hi = 0, lo = 0;
+    unsigned bad = 0;
+    for (int i = 0; i < 16; ++i) {
+      const uint8_t v = kHexValue[static_cast<uint8_t>(s[kDigit[i]])];
+      bad |= v;
+      hi = (hi << 4) | (v & 0xF);
+    }
+    for (int i = 16; i < 32; ++i) {
+      const uint8_t v = kHexValue[static_cast<uint8_t>(s[kDigit[i]])];
+      bad |= v;
+      lo = (lo << 4) | (v & 0xF);
+    }
+    a = hi;
+    b = lo;
+    return (bad & 0x10) == 0;
+  }
+
+  alignas(8) char raw_[16] = {};  // UUID bytes / inline text / heap text pointer
+  uint32_t size_ = 0;             // text length (Inline, Heap)
+  Kind kind_ = Kind::Uuid;
+};
+static_assert(sizeof(PodKey) == 24);
+
+struct PodKeyHash {
+  size_t operator()(const PodKey& k) const noexcept { return k.hash(); }
 };
 
-using PodMap = std::unordered_map<std::string, PodRecord, StringHash, StringEqual>;
+constexpr uint32_t kUnseen = 0;
+
+// A noexcept hash that libstdc++ counts as fast: nodes carry no cached hash (88 bytes each).
+using PodMap = std::unordered_map<PodKey, PodRecord, PodKeyHash>;
 
 // Parses "0-1-3" into a bit mask; false when malformed or an index is out of range.
 bool parseGpuIndex(std::string_view s, uint16_t& mask) {
@@ -146,7 +304,7 @@ class CacheState {
     for (WorkloadShard* s : shards_) delete s;
     delete index_;
     delete root;
-    for (NodeCold* c : cold_) delete c;
+    for (NodeCold* c : cold_) destroyCold(c);
     for (auto& [obj, del] : pendingRetire_) del(this, obj);
   }
 
@@ -160,6 +318,7 @@ class CacheState {
       addNode(node, info, primary);
       return;
     }
+    nodeSeen_[id] = nodeMark_;
     const NodeInfo& old = nodeRef(id);
     NodeCold* cold = cold_[id];
     const bool sameCold = sameLabelsAndTaints(*cold, node) && cold->primaryGpu == primary;
@@ -182,9 +341,9 @@ class CacheState {
       NodeCold* fresh = makeCold(node, primary);
       retireCold(cold);
       cold_[id] = fresh;
-      info.name = fresh->name;
-      info.labels = &fresh->labels;
-      info.taints = &fresh->taints;
+      info.name = strings_.str(fresh->nameId);
+      info.labels = plugins::NodeLabels(&fresh->strings);
+      info.taints = plugins::NodeTaints(&fresh->strings);
     }
     mutableNode(id) = info;
     zoneCount_ = builder_.zoneCount();
@@ -203,20 +362,17 @@ class CacheState {
         removeReservation(rec);
         releaseWorkloadKey(rec);
         ++released_;
-        toErase_.push_back(uid);
+        toErase_.push_back(uid.str());
       } else if (rec.state == PodState::Bound) {
         uncharge(rec);
         rec.node = kNoNode;
         rec.appliedMask = 0;
         rec.state = PodState::Waiting;
-        auto [it, _] = waiting_.try_emplace(nameCopy);
-        it->second.push_back(uid);
-        rec.waitNode = it->first;
-        ++waitingCount_;
+        wait(uid.str(), nameCopy);
         --boundCount_;
       }
     }
-    for (const auto& uid : toErase_) pods_.erase(uid);
+    for (const auto& uid : toErase_) pods_.erase(findPod(uid));
     toErase_.clear();
 
     indexErase(name, id);
@@ -237,7 +393,7 @@ class CacheState {
     for (const auto& n : nodes) keep.insert(n.name);
     std::vector<std::string> gone;
     for (uint32_t id = 0; id < idLimit_; ++id) {
-      if (cold_[id] != nullptr && !keep.contains(cold_[id]->name)) gone.emplace_back(cold_[id]->name);
+      if (cold_[id] != nullptr && !keep.contains(nodeRef(id).name)) gone.emplace_back(nodeRef(id).name);
     }
     for (const auto& name : gone) deleteNode(name);
     for (const auto& n : nodes) upsertNode(n);
@@ -248,15 +404,17 @@ class CacheState {
   void upsertPod(const codec::Pod& pod) {
     const bool terminal = pod.phase == codec::PodPhase::Succeeded || pod.phase == codec::PodPhase::Failed;
     const bool holds = !terminal && !pod.nodeName.empty();
-    auto it = pods_.find(pod.uid);
+    auto it = findPod(pod.uid);
     if (it == pods_.end()) {
       if (!holds) return;
-      it = pods_.emplace(std::string(pod.uid), PodRecord{}).first;
+      it = pods_.emplace(PodKey(pod.uid), PodRecord{}).first;
+      it->second.seen = podMark_;
       refill(it->second, pod);
       place(it->first, it->second, pod.nodeName, 0, false);
       return;
     }
     PodRecord& rec = it->second;
+    rec.seen = podMark_;
     switch (rec.state) {
       case PodState::Reserved: {
         if (!terminal && pod.nodeName.empty()) return;  // the Binding is not visible yet
@@ -295,7 +453,7 @@ class CacheState {
         return;
       }
       case PodState::Waiting: {
-        unwait(it->first, rec);
+        unwait(it->first);
         if (!holds) break;
         refill(rec, pod);
         place(it->first, rec, pod.nodeName, 0, false);
@@ -308,7 +466,7 @@ class CacheState {
   }
 
   bool deletePod(std::string_view uid) {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end()) return false;
     PodRecord& rec = it->second;
     switch (rec.state) {
@@ -322,7 +480,7 @@ class CacheState {
         --boundCount_;
         break;
       case PodState::Waiting:
-        unwait(it->first, rec);
+        unwait(it->first);
         break;
     }
     releaseWorkloadKey(rec);
@@ -336,10 +494,36 @@ class CacheState {
     for (const auto& p : pods) keep.insert(p.uid);
     std::vector<std::string> gone;
     for (const auto& [uid, rec] : pods_) {
-      if (rec.state != PodState::Reserved && !keep.contains(uid)) gone.push_back(uid);
+      if (rec.state == PodState::Reserved) continue;
+      std::string text = uid.str();
+      if (!keep.contains(text)) gone.push_back(std::move(text));
     }
     for (const auto& uid : gone) deletePod(uid);
     for (const auto& p : pods) upsertPod(p);
+  }
+
+  // --- relists --------------------------------------------------------------------------------
+
+  static uint32_t nextMark(uint32_t mark) { return mark + 1 == kUnseen ? mark + 2 : mark + 1; }
+  void beginNodeRelist() { nodeMark_ = nextMark(nodeMark_); }
+  void beginPodRelist() { podMark_ = nextMark(podMark_); }
+
+  size_t sweepNodes() {
+    std::vector<std::string> gone;
+    for (uint32_t id = 0; id < idLimit_; ++id) {
+      if (cold_[id] != nullptr && nodeSeen_[id] != nodeMark_) gone.emplace_back(nodeRef(id).name);
+    }
+    for (const auto& name : gone) deleteNode(name);
+    return gone.size();
+  }
+
+  size_t sweepPods() {
+    std::vector<std::string> gone;
+    for (const auto& [uid, rec] : pods_) {
+      if (rec.seen != podMark_ && rec.seen != kUnseen) gone.push_back(uid.str());
+    }
+    for (const auto& uid : gone) deletePod(uid);
+    return gone.size();
   }
 
   // --- reservations ----------------------------------------------------------------------------
@@ -347,7 +531,7 @@ class CacheState {
   ReserveResult reserve(const ReservationRequest& r, Clock::time_point now) {
     const uint32_t id = lookup(r.node);
     if (id == kNoNode) return ReserveResult::UnknownNode;
-    auto it = pods_.find(r.podUid);
+    auto it = findPod(r.podUid);
     ReserveResult result = ReserveResult::Reserved;
     if (it != pods_.end()) {
       PodRecord& old = it->second;
@@ -357,9 +541,11 @@ class CacheState {
       releaseWorkloadKey(old);
       ++released_;
       result = ReserveResult::Replaced;
+      const uint32_t seen = old.seen;
       old = PodRecord{};
+      old.seen = seen;
     } else {
-      it = pods_.emplace(std::string(r.podUid), PodRecord{}).first;
+      it = pods_.emplace(PodKey(r.podUid), PodRecord{}).first;
     }
     PodRecord& rec = it->second;
     rec.milliCpu = r.milliCpu;
@@ -375,15 +561,14 @@ class CacheState {
         r.gpus.milliEach > 0 ? std::min<int32_t>(r.gpus.milliEach, plugins::kMilliPerGpu) : plugins::kMilliPerGpu);
     if (!r.workload.empty()) rec.workload = workloadKeys_.acquire(r.workload);
     rec.state = PodState::Reserved;
-    rec.expiresAt = (now + r.ttl).time_since_epoch().count();
     charge(rec, id, mask, /*explicitMask=*/true);
     rec.reservationSlot = static_cast<uint32_t>(reservations_.size());
-    reservations_.push_back(&*it);
+    reservations_.push_back({&*it, (now + r.ttl).time_since_epoch().count()});
     return result;
   }
 
   bool unreserve(std::string_view uid) {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end() || it->second.state != PodState::Reserved) return false;
     uncharge(it->second);
     removeReservation(it->second);
@@ -397,16 +582,16 @@ class CacheState {
     const int64_t t = now.time_since_epoch().count();
     size_t n = 0;
     for (size_t i = 0; i < reservations_.size();) {
-      auto* entry = reservations_[i];
-      if (entry->second.expiresAt > t) {
+      if (reservations_[i].expiresAt > t) {
         ++i;
         continue;
       }
+      auto* entry = reservations_[i].pod;
       uncharge(entry->second);
       removeReservation(entry->second);  // moves the last entry into slot i
       releaseWorkloadKey(entry->second);
       // Erase by iterator: erasing by a key that lives inside the erased element is fragile.
-      pods_.erase(pods_.find(std::string_view(entry->first)));
+      pods_.erase(pods_.find(entry->first));
       ++expired_;
       ++n;
     }
@@ -461,7 +646,7 @@ class CacheState {
   }
 
   bool podCharge(std::string_view uid, PodCharge& out) const {
-    auto it = pods_.find(uid);
+    auto it = findPod(uid);
     if (it == pods_.end()) return false;
     const PodRecord& rec = it->second;
     if (rec.state == PodState::Waiting || rec.node == kNoNode) return false;
@@ -507,8 +692,7 @@ class CacheState {
   static void deleteCold(void* context, void* object) {
     auto* self = static_cast<CacheState*>(context);
     auto* cold = static_cast<NodeCold*>(object);
-    self->releaseCold(*cold);
-    delete cold;
+    self->destroyCold(cold);
   }
 
   // --- node storage ----------------------------------------------------------------------------
@@ -585,15 +769,19 @@ class CacheState {
     --index.size;
   }
 
-  static bool sameLabelsAndTaints(const NodeCold& cold, const codec::Node& node) {
-    if (cold.labels.size() != node.labels.size() || cold.taints.size() != node.taints.size()) return false;
-    for (size_t i = 0; i < cold.labels.size(); ++i) {
-      if (cold.labels[i].key != node.labels[i].key || cold.labels[i].value != node.labels[i].value) return false;
+  bool sameLabelsAndTaints(const NodeCold& cold, const codec::Node& node) const {
+    const plugins::CompactNodeStrings& c = cold.strings;
+    if (c.labelCount != node.labels.size() || c.taintCount != node.taints.size()) return false;
+    const uint32_t* ids = c.ids();
+    for (const auto& kv : node.labels) {
+      if (strings_.str(ids[0]) != kv.key || strings_.str(ids[1]) != kv.value) return false;
+      ids += 2;
     }
-    for (size_t i = 0; i < cold.taints.size(); ++i) {
-      const auto& a = cold.taints[i];
-      const auto& b = node.taints[i];
-      if (a.key != b.key || a.value != b.value || a.effect != b.effect) return false;
+    for (const auto& t : node.taints) {
+      const bool same = strings_.str(ids[0]) == t.key && strings_.str(ids[1]) == t.value &&
+                        ids[2] == static_cast<uint32_t>(t.effect);
+      if (!same) return false;
+      ids += 3;
     }
     return true;
   }
@@ -612,28 +800,40 @@ class CacheState {
   }
 
   NodeCold* makeCold(const codec::Node& node, std::string_view primary) {
-    auto* cold = new NodeCold;
-    cold->name = strings_.acquire(node.name);
+    void* mem = ::operator new(NodeCold::bytesFor(node.labels.size(), node.taints.size()));
+    auto* cold = new (mem) NodeCold;
     cold->primaryGpu = primary;
-    cold->labels.reserve(node.labels.size());
-    for (const auto& kv : node.labels) cold->labels.push_back({strings_.acquire(kv.key), strings_.acquire(kv.value)});
-    cold->taints.reserve(node.taints.size());
+    cold->nameId = strings_.acquire(node.name);
+    cold->strings.strings = &strings_;
+    cold->strings.labelCount = static_cast<uint32_t>(node.labels.size());
+    cold->strings.taintCount = static_cast<uint32_t>(node.taints.size());
+    uint32_t* ids = cold->strings.ids();
+    for (const auto& kv : node.labels) {
+      *ids++ = strings_.acquire(kv.key);
+      *ids++ = strings_.acquire(kv.value);
+    }
     for (const auto& t : node.taints) {
-      cold->taints.push_back({strings_.acquire(t.key), strings_.acquire(t.value), t.effect});
+      *ids++ = strings_.acquire(t.key);
+      *ids++ = strings_.acquire(t.value);
+      *ids++ = static_cast<uint32_t>(t.effect);
     }
     return cold;
   }
 
-  void releaseCold(const NodeCold& cold) {
-    strings_.release(cold.name);
-    for (const auto& kv : cold.labels) {
-      strings_.release(kv.key);
-      strings_.release(kv.value);
+  // Releases the cold record's strings and frees it (at reclamation, or with the cache).
+  void destroyCold(NodeCold* cold) {
+    if (cold == nullptr) return;
+    strings_.release(cold->nameId);
+    const plugins::CompactNodeStrings& c = cold->strings;
+    const uint32_t* ids = c.ids();
+    for (uint32_t i = 0; i < c.labelCount * 2; ++i) strings_.release(ids[i]);
+    ids += c.labelCount * 2;
+    for (uint32_t i = 0; i < c.taintCount; ++i) {
+      strings_.release(ids[3 * i]);
+      strings_.release(ids[3 * i + 1]);
     }
-    for (const auto& t : cold.taints) {
-      strings_.release(t.key);
-      strings_.release(t.value);
-    }
+    cold->~NodeCold();
+    ::operator delete(cold);
   }
 
   void retireCold(NodeCold* cold) { pendingRetire_.emplace_back(cold, &deleteCold); }
@@ -652,17 +852,19 @@ class CacheState {
         dirty_ = true;
       }
       cold_.push_back(nullptr);
+      nodeSeen_.push_back(0);
     }
+    nodeSeen_[id] = nodeMark_;
     NodeCold* cold = makeCold(node, primary);
     cold_[id] = cold;
     info.id = id;
-    info.name = cold->name;
-    info.labels = &cold->labels;
-    info.taints = &cold->taints;
+    info.name = strings_.str(cold->nameId);
+    info.labels = plugins::NodeLabels(&cold->strings);
+    info.taints = plugins::NodeTaints(&cold->strings);
     NodeChunk& chunk = mutableChunk(id >> kChunkShift);
     chunk.nodes[id & (kChunkSize - 1)] = info;
     chunk.live |= uint64_t{1} << (id & (kChunkSize - 1));
-    indexInsert(cold->name, id);
+    indexInsert(info.name, id);
     ++nodeCount_;
     zoneCount_ = builder_.zoneCount();
 
@@ -672,15 +874,19 @@ class CacheState {
     std::vector<std::string> uids = std::move(w->second);
     waiting_.erase(w);
     for (const auto& uid : uids) {
-      auto it = pods_.find(uid);
+      waitingOn_.erase(uid);
+      auto it = findPod(uid);
       if (it == pods_.end()) continue;
       --waitingCount_;
-      it->second.waitNode = {};
       charge(it->second, id, it->second.indexMask, it->second.hasIndex);
       it->second.state = PodState::Bound;
       ++boundCount_;
     }
   }
+
+  // Parses the uid once; the table then compares 16-byte keys.
+  PodMap::iterator findPod(std::string_view uid) { return pods_.find(PodKey::probe(uid)); }
+  PodMap::const_iterator findPod(std::string_view uid) const { return pods_.find(PodKey::probe(uid)); }
 
   // --- pod charges -----------------------------------------------------------------------------
 
@@ -718,7 +924,9 @@ class CacheState {
   void refill(PodRecord& rec, const codec::Pod& pod) {
     fillRequests(rec, pod);
     releaseWorkloadKey(rec);
-    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) rec.workload = workloadKeys_.acquire(keyScratch_);
+    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) {
+      rec.workload = workloadKeys_.acquire(keyScratch_);
+    }
   }
 
   static bool sameRequests(const PodRecord& a, const PodRecord& b) {
@@ -733,15 +941,12 @@ class CacheState {
   }
 
   // Charges `rec` (requests filled) on its node, or parks it until the node appears.
-  void place(const std::string& uid, PodRecord& rec, std::string_view nodeName, uint16_t mask, bool explicitMask) {
+  void place(const PodKey& uid, PodRecord& rec, std::string_view nodeName, uint16_t mask, bool explicitMask) {
     const uint32_t id = lookup(nodeName);
     if (id == kNoNode) {
       rec.state = PodState::Waiting;
       rec.node = kNoNode;
-      auto [it, _] = waiting_.try_emplace(std::string(nodeName));
-      it->second.push_back(uid);
-      rec.waitNode = it->first;
-      ++waitingCount_;
+      wait(uid.str(), nodeName);
       return;
     }
     rec.state = PodState::Bound;
@@ -753,14 +958,26 @@ class CacheState {
     ++boundCount_;
   }
 
-  void unwait(const std::string& uid, PodRecord& rec) {
-    auto w = waiting_.find(rec.waitNode);
-    if (w != waiting_.end()) {
-      auto& v = w->second;
-      v.erase(std::remove(v.begin(), v.end(), uid), v.end());
-      if (v.empty()) waiting_.erase(w);
+  // Parks pod `uid` until node `nodeName` appears.
+  void wait(std::string uid, std::string_view nodeName) {
+    auto [it, _] = waiting_.try_emplace(std::string(nodeName));
+    it->second.push_back(uid);
+    waitingOn_.insert_or_assign(std::move(uid), std::string(nodeName));
+    ++waitingCount_;
+  }
+
+  void unwait(const PodKey& key) {
+    const std::string uid = key.str();
+    auto on = waitingOn_.find(uid);
+    if (on != waitingOn_.end()) {
+      auto w = waiting_.find(on->second);
+      if (w != waiting_.end()) {
+        auto& v = w->second;
+        v.erase(std::remove(v.begin(), v.end(), uid), v.end());
+        if (v.empty()) waiting_.erase(w);
+      }
+      waitingOn_.erase(on);
     }
-    rec.waitNode = {};
     --waitingCount_;
   }
 
@@ -819,7 +1036,7 @@ class CacheState {
     rec.node = id;
     rec.appliedMask = mask;
     rec.zone = n.zone;
-    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, +1);
+    if (rec.workload != kNoWorkload) addWorkload(workloadKeys_.str(rec.workload), rec.zone, +1);
   }
 
   void uncharge(PodRecord& rec) {
@@ -839,7 +1056,7 @@ class CacheState {
       const int g = std::countr_zero(m);
       if (g < n.gpuCount) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - rec.gpuMilli));
     }
-    if (!rec.workload.empty()) addWorkload(rec.workload, rec.zone, -1);
+    if (rec.workload != kNoWorkload) addWorkload(workloadKeys_.str(rec.workload), rec.zone, -1);
     rec.node = kNoNode;
     rec.appliedMask = 0;
   }
@@ -847,14 +1064,14 @@ class CacheState {
   void removeReservation(PodRecord& rec) {
     const uint32_t slot = rec.reservationSlot;
     reservations_[slot] = reservations_.back();
-    reservations_[slot]->second.reservationSlot = slot;
+    reservations_[slot].pod->second.reservationSlot = slot;
     reservations_.pop_back();
   }
 
   // Drops the record's reference to its workload key (its counts are already removed).
   void releaseWorkloadKey(PodRecord& rec) {
-    if (!rec.workload.empty()) workloadKeys_.release(rec.workload);
-    rec.workload = {};
+    if (rec.workload != kNoWorkload) workloadKeys_.release(rec.workload);
+    rec.workload = kNoWorkload;
   }
 
   // --- workload zone counts --------------------------------------------------------------------
@@ -922,8 +1139,8 @@ class CacheState {
 
   Cache& cache_;
   NodeBuilder builder_;
-  SharedStrings strings_;       // node names, label and taint strings (reader-visible)
-  SharedStrings workloadKeys_;  // writer-only
+  StringTable strings_;         // node names, label and taint strings (reader-visible)
+  StringTable workloadKeys_;    // writer-only
   std::string keyScratch_;
 
   // Working version: chunks_ / index_ / shards_ entries whose dirty flag is set are private
@@ -940,6 +1157,9 @@ class CacheState {
   bool dirty_ = false;
 
   std::vector<NodeCold*> cold_;  // by node id; nullptr for holes
+  std::vector<uint32_t> nodeSeen_;  // by node id: relist mark of the last upsert
+  uint32_t nodeMark_ = 1;
+  uint32_t podMark_ = 1;
   std::vector<uint32_t> freeIds_;
   uint32_t idLimit_ = 0;
   uint32_t nodeCount_ = 0;
@@ -947,8 +1167,14 @@ class CacheState {
   uint64_t version_ = 0;
 
   PodMap pods_;
+  // Waiting pods (bound to a node the cache does not know): node name → uids, and back.
   std::unordered_map<std::string, std::vector<std::string>, StringHash, StringEqual> waiting_;
-  std::vector<PodMap::value_type*> reservations_;
+  std::unordered_map<std::string, std::string, StringHash, StringEqual> waitingOn_;
+  struct Reservation {
+    PodMap::value_type* pod;
+    int64_t expiresAt;  // Clock ticks
+  };
+  std::vector<Reservation> reservations_;
   std::vector<std::string> toErase_;
   std::unordered_map<std::string_view, uint16_t> resourceIds_;
   std::vector<std::string_view> resourceNames_;
@@ -999,6 +1225,10 @@ ReserveResult Cache::Writer::reserve(const ReservationRequest& r, Clock::time_po
 bool Cache::Writer::unreserve(std::string_view uid) { return cache_->state_->unreserve(uid); }
 size_t Cache::Writer::expire(Clock::time_point now) { return cache_->state_->expire(now); }
 void Cache::Writer::publish() { cache_->state_->publish(); }
+void Cache::Writer::beginNodeRelist() { cache_->state_->beginNodeRelist(); }
+size_t Cache::Writer::sweepNodes() { return cache_->state_->sweepNodes(); }
+void Cache::Writer::beginPodRelist() { cache_->state_->beginPodRelist(); }
+size_t Cache::Writer::sweepPods() { return cache_->state_->sweepPods(); }
 
 Reader::Reader(Cache& cache) : cache_(&cache), slot_(cache.epoch_.registerReader()) {
   // More reading threads than kMaxReaders is a configuration bug, not a runtime condition.

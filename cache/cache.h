@@ -153,6 +153,17 @@ class Cache {
     // Releases reservations whose TTL ended at or before `now`; returns how many.
     size_t expire(Clock::time_point now);
 
+    // Mirroring a watch without a second key table: begin*Relist() starts a new mark, every
+    // upsert of that kind marks what it applies (between relists too: an object a watch event
+    // adds belongs to the last relist's truth), sweep*() deletes the nodes / pods the current
+    // mark has not seen and returns how many. Pods that hold nothing have no record to sweep; a
+    // reservation whose pod no upsert has shown yet stays (the pod may be newer than the list)
+    // until its TTL.
+    void beginNodeRelist();
+    size_t sweepNodes();
+    void beginPodRelist();
+    size_t sweepPods();
+
     // Makes everything applied so far visible to readers.
     void publish();
 

@@ -83,13 +83,30 @@ class UvScheduler final : public apiclient::Scheduler {
 };
 
 // Decodes one kind's list pages and watch events and applies them to the cache, publishing
-// once per list page and once per watch event. Tracks the keys it has applied so a relist can delete what vanished.
+// once per list page and once per watch event. A relist deletes what vanished through the
+// cache's relist marks: the cache already holds every key, so the sink keeps no table of its
+// own (one was ~130 B per pod).
 class CacheSink final : public apiclient::ReflectorSink {
  public:
   CacheSink(cache::Cache& cache, codec::ObjectKind kind)
       : cache_(cache), kind_(kind), decoder_(std::make_unique<codec::Decoder>(cache::kMaxClusterFileBytes)) {}
 
-  void beginRelist() override { ++relist_; }
+  void beginRelist() override {
+    // Not writer(): that would hold the writer lock until the first page arrives.
+    auto mark = [this](cache::Cache::Writer& w) {
+      if (kind_ == codec::ObjectKind::Node) {
+        w.beginNodeRelist();
+      } else {
+        w.beginPodRelist();
+      }
+    };
+    if (writer_) {
+      mark(*writer_);
+    } else {
+      cache::Cache::Writer w = cache_.write();
+      mark(w);
+    }
+  }
 
   ListPageInfo applyListPage(std::string_view body) override {
     ListPageInfo info;
@@ -100,17 +117,11 @@ class CacheSink final : public apiclient::ReflectorSink {
     }
     cache::Cache::Writer& w = writer();
     if (kind_ == codec::ObjectKind::Node) {
-      for (const codec::Node& n : nodes_.items) {
-        w.upsertNode(n);
-        note(n.name);
-      }
+      for (const codec::Node& n : nodes_.items) w.upsertNode(n);
       info.resourceVersion = std::string(nodes_.resourceVersion);
       info.continueToken = std::string(nodes_.continueToken);
     } else {
-      for (const codec::Pod& p : pods_.items) {
-        w.upsertPod(p);
-        note(p.uid);
-      }
+      for (const codec::Pod& p : pods_.items) w.upsertPod(p);
       info.resourceVersion = std::string(pods_.resourceVersion);
       info.continueToken = std::string(pods_.continueToken);
     }
@@ -120,17 +131,10 @@ class CacheSink final : public apiclient::ReflectorSink {
 
   void endRelist() override {
     cache::Cache::Writer& w = writer();
-    for (auto it = known_.begin(); it != known_.end();) {
-      if (it->second == relist_) {
-        ++it;
-        continue;
-      }
-      if (kind_ == codec::ObjectKind::Node) {
-        w.deleteNode(it->first);
-      } else {
-        w.deletePod(it->first);
-      }
-      it = known_.erase(it);
+    if (kind_ == codec::ObjectKind::Node) {
+      w.sweepNodes();
+    } else {
+      w.sweepPods();
     }
     flush();
     releaseListBuffers();
@@ -156,7 +160,6 @@ class CacheSink final : public apiclient::ReflectorSink {
         } else {
           writer().upsertPod(event_.pod);
         }
-        note(key);
         e.type = event_.type == codec::WatchEventType::Added ? WatchEventInfo::Type::Added
                                                             : WatchEventInfo::Type::Modified;
         break;
@@ -166,7 +169,6 @@ class CacheSink final : public apiclient::ReflectorSink {
         } else {
           writer().deletePod(key);
         }
-        if (auto it = known_.find(key); it != known_.end()) known_.erase(it);
         e.type = WatchEventInfo::Type::Deleted;
         break;
       case codec::WatchEventType::Bookmark:
@@ -196,9 +198,6 @@ class CacheSink final : public apiclient::ReflectorSink {
     if (!writer_) writer_.emplace(cache_.write());
     return *writer_;
   }
-  // Marks the key seen in the current relist (or, between relists, in the last one: an object
-  // added by a watch event after a relist belongs to that relist's truth). A known key costs
-  // one lookup and no allocation, which is every MODIFIED event.
   // A list page is up to pageSize whole objects (500 nodes ≈ 6.5 MB) and the parser keeps
   // several times the largest document it has seen; watch events are one object each. Dropping
   // the list-sized buffers after a list returns ~50 MB for 5,000 nodes + 100,000 pods.
@@ -207,15 +206,6 @@ class CacheSink final : public apiclient::ReflectorSink {
     nodes_ = {};
     pods_ = {};
   }
-  void note(std::string_view key) {
-    auto it = known_.find(key);
-    if (it == known_.end()) {
-      known_.emplace(std::string(key), relist_);
-    } else {
-      it->second = relist_;
-    }
-  }
-
   cache::Cache& cache_;
   codec::ObjectKind kind_;
   std::unique_ptr<codec::Decoder> decoder_;
@@ -223,15 +213,6 @@ class CacheSink final : public apiclient::ReflectorSink {
   codec::PodList pods_;
   codec::WatchEvent event_;
   std::optional<cache::Cache::Writer> writer_;
-  // Applied keys → the relist that last saw them; endRelist deletes the ones the current relist
-  // did not see. One table rather than known + seen sets: no second copy of every key during a
-  // relist, and lookups by string_view (no allocation per event).
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
-  };
-  std::unordered_map<std::string, uint64_t, KeyHash, std::equal_to<>> known_;
-  uint64_t relist_ = 0;
 };
 
 // Runs `req` and hands `done` the whole response once it has ended.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "codec/model.h"
+#include "plugins/node_labels.h"
 
 namespace fleetsched::plugins {
 
@@ -75,9 +76,10 @@ struct NodeInfo {
   uint8_t scalarCount = 0;
   std::array<ScalarResource, kMaxScalarsPerNode> scalars{};
 
-  // Cold data for selectors and messages; null when the builder has none (replay).
-  const std::vector<codec::KeyValue>* labels = nullptr;
-  const std::vector<codec::Taint>* taints = nullptr;
+  // Cold data for selectors and messages; empty when the builder has none (replay). Views over
+  // codec vectors (assign a pointer to one) or the cache's compact string ids.
+  NodeLabels labels;
+  NodeTaints taints;
 
   const ScalarResource* scalar(std::string_view resource) const {
     for (uint8_t i = 0; i < scalarCount; ++i) {

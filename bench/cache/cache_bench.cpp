@@ -183,6 +183,30 @@ void BM_UpsertPods(benchmark::State& state) {
 }
 BENCHMARK(BM_UpsertPods)->Arg(1)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The most common watch event: a MODIFIED status update that changes nothing the cache charges
+// (lookup by UID, compare, no publish), in batches of 64 as the ingestion sink applies them.
+void BM_StatusUpdate(benchmark::State& state) {
+  const auto& f = fixture();
+  Cache cache;
+  loadNodes(cache);
+  {
+    auto w = cache.write();
+    for (const auto& p : f.pods) w.upsertPod(p);
+  }
+  const uint64_t version = cache.stats().version;
+  size_t i = 0;
+  for (auto _ : state) {
+    auto w = cache.write();
+    for (int k = 0; k < 64; ++k) {
+      w.upsertPod(f.pods[i]);
+      i = (i + 7919) % f.pods.size();
+    }
+  }
+  if (cache.stats().version != version) state.SkipWithError("a no-op status update published");
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_StatusUpdate);
+
 // Steady-state churn: a pod moves to another node, one event per publish.
 void BM_PodMoveEvent(benchmark::State& state) {
   const auto& f = fixture();

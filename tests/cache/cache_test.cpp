@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "cache/demo_fleet.h"
@@ -246,8 +247,165 @@ TEST_F(CacheTest, NodeUpdateKeepsUsageAndHeartbeatsDoNotRepublish) {
   EXPECT_EQ(n.usedMilliCpu, 300);
   EXPECT_EQ(n.scalar("nvidia.com/gpu")->used, 3);
   EXPECT_EQ(gpus("gpu-b"), (std::vector<uint16_t>{1000, 1000, 1000, 0, 0, 0, 0, 0}));
-  ASSERT_NE(n.labels, nullptr);
-  EXPECT_NE(codec::findKey(*n.labels, "team"), nullptr);
+  ASSERT_TRUE(n.labels.hasData());
+  EXPECT_EQ(n.labels.find("team"), std::optional<std::string_view>("ml"));
+}
+
+// Labels and taints are copied into the cache's compact form: same order and text, independent
+// of the decoded object's buffer, and an old snapshot keeps the labels it saw after a relabel.
+TEST_F(CacheTest, LabelsAndTaintsSurviveTheSourceAndRelabels) {
+  {
+    Strings tmp;
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x")
+                          .zone("z1")
+                          .gpus(2, "Tesla-T4")
+                          .label("kubernetes.io/hostname", "gpu-x")
+                          .taint("nvidia.com/gpu", "present")
+                          .build());
+  }  // the node's source strings are gone
+  Snapshot before = reader_.acquire();
+  const plugins::NodeInfo* n = before.find("gpu-x");
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->labels.size(), 3U);
+  EXPECT_EQ(n->labels[0].key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(n->labels[0].value, "z1");
+  EXPECT_EQ(n->labels[1].key, "nvidia.com/gpu.product");
+  EXPECT_EQ(n->labels[1].value, "Tesla-T4");
+  EXPECT_EQ(n->labels.find("kubernetes.io/hostname"), std::optional<std::string_view>("gpu-x"));
+  EXPECT_EQ(n->labels.find("team"), std::nullopt);
+  ASSERT_EQ(n->taints.size(), 1U);
+  EXPECT_EQ(n->taints[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(n->taints[0].value, "present");
+  EXPECT_EQ(n->taints[0].effect, codec::TaintEffect::NoSchedule);
+
+  // Relabel, then delete and re-add under other labels (ids get freed and reused) while the old
+  // snapshot is still held.
+  {
+    Strings tmp;
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x").zone("z2").gpus(2, "Tesla-T4").label("team", "ml").build());
+    cache_.deleteNode("gpu-x");
+    cache_.upsertNode(NodeMaker(tmp, "gpu-x").label("pool", "batch").build());
+  }
+  EXPECT_EQ(n->labels.find("kubernetes.io/hostname"), std::optional<std::string_view>("gpu-x"));
+  EXPECT_EQ(n->labels[0].value, "z1");
+  EXPECT_EQ(n->taints[0].value, "present");
+  before = Snapshot();
+
+  const plugins::NodeInfo now = node("gpu-x");
+  ASSERT_EQ(now.labels.size(), 1U);
+  EXPECT_EQ(now.labels[0].key, "pool");
+  EXPECT_EQ(now.labels[0].value, "batch");
+  EXPECT_EQ(now.taints.size(), 0U);
+  EXPECT_EQ(now.name, "gpu-x");
+}
+
+// A watch mirror's relist: what the relist (or a watch event after it) upserted stays, the rest
+// is deleted and uncharged; a reservation for a pod no upsert has shown survives the sweep.
+TEST_F(CacheTest, RelistSweepDeletesWhatTheRelistDidNotUpsert) {
+  cache_.upsertPod(PodMaker(s_, "kept").on("gpu-a").cpu(100).build());
+  cache_.upsertPod(PodMaker(s_, "gone").on("gpu-a").cpu(200).build());
+  cache_.upsertPod(PodMaker(s_, "waiting").on("later").cpu(50).build());
+  ReservationRequest r;
+  r.podUid = "fresh";
+  r.node = "gpu-b";
+  r.milliCpu = 400;
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  r.podUid = "pending-reserved";
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  // The watch shows that pod pending (the Binding is not visible yet): it is now known.
+  cache_.upsertPod(PodMaker(s_, "pending-reserved").build());
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    w.beginNodeRelist();
+    w.upsertNode(NodeMaker(s_, "gpu-a").zone("z1").gpus(4).build());
+    w.upsertNode(NodeMaker(s_, "cpu-c").zone("z1").build());
+    w.upsertPod(PodMaker(s_, "kept").on("gpu-a").cpu(100).build());
+    EXPECT_EQ(w.sweepPods(), 3U);  // gone, waiting, pending-reserved
+    EXPECT_EQ(w.sweepNodes(), 1U);  // gpu-b, with the fresh reservation on it
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 100);
+  EXPECT_EQ(reader_.acquire().find("gpu-b"), nullptr);
+  const CacheStats st = cache_.stats();
+  EXPECT_EQ(st.boundPods, 1U);
+  EXPECT_EQ(st.waitingPods, 0U);
+  EXPECT_EQ(st.nodes, 2U);
+  // A watch event after the relist belongs to its truth: a second sweep with the same mark keeps it.
+  cache_.upsertPod(PodMaker(s_, "late").on("cpu-c").cpu(10).build());
+  EXPECT_EQ(cache_.write().sweepPods(), 0U);
+  EXPECT_EQ(node("cpu-c").usedMilliCpu, 10);
+}
+
+TEST_F(CacheTest, RelistSweepKeepsReservationsOfPodsNotShownYet) {
+  ReservationRequest r;
+  r.podUid = "fresh";
+  r.node = "gpu-b";
+  r.milliCpu = 400;
+  ASSERT_EQ(cache_.reserve(r, Clock::now()), ReserveResult::Reserved);
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    EXPECT_EQ(w.sweepPods(), 0U);
+  }
+  EXPECT_EQ(node("gpu-b").usedMilliCpu, 400);
+  EXPECT_EQ(cache_.stats().reservationsLive, 1U);
+}
+
+// The pod table stores API-server UIDs (canonical lowercase UUIDs) as 16 binary bytes and any
+// other UID as text; every path that hands a UID back (replace, sweep, node deletion and
+// return, reservations) must find the same pod again.
+TEST_F(CacheTest, PodUidsOfEveryShapeRoundTrip) {
+  const std::string uuid = "92292b8a-900e-4245-4618-d751e0aecbcf";
+  const std::string upper = "A5F1D2A4-B911-4F39-E9A3-9B38EF7E354F";  // not canonical: kept as text
+  const std::string longUid = "a-pod-uid-longer-than-sixteen-bytes";
+  cache_.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).gpus(1).build());
+  cache_.upsertPod(PodMaker(s_, upper).on("gpu-a").cpu(10).build());
+  cache_.upsertPod(PodMaker(s_, longUid).on("gpu-a").cpu(100).build());
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 111);
+  PodCharge charge;
+  ASSERT_TRUE(cache_.podCharge(uuid, charge));
+  EXPECT_EQ(charge.milliCpu, 1);
+  EXPECT_EQ(charge.gpuMask, 1U);
+  EXPECT_FALSE(cache_.podCharge("92292b8a-900e-4245-4618-d751e0aecbce", charge));  // one digit off
+  EXPECT_FALSE(cache_.podCharge("92292B8A-900E-4245-4618-D751E0AECBCF", charge));  // other spelling
+
+  // Node deletion parks the pods by UID; the node's return charges them again.
+  cache_.deleteNode("gpu-a");
+  EXPECT_EQ(cache_.stats().waitingPods, 3U);
+  cache_.upsertNode(NodeMaker(s_, "gpu-a").zone("z1").gpus(4).build());
+  EXPECT_EQ(cache_.stats().waitingPods, 0U);
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 111);
+
+  // replacePods and a relist sweep delete by the UIDs they read back from the table.
+  {
+    auto w = cache_.write();
+    const std::vector<codec::Pod> keep{PodMaker(s_, upper).on("gpu-a").cpu(10).build()};
+    w.replacePods(keep);
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 10);
+  EXPECT_FALSE(cache_.podCharge(uuid, charge));
+  cache_.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).build());
+  {
+    auto w = cache_.write();
+    w.beginPodRelist();
+    w.upsertPod(PodMaker(s_, uuid).on("gpu-a").cpu(1).build());
+    EXPECT_EQ(w.sweepPods(), 1U);
+  }
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 1);
+  EXPECT_TRUE(cache_.deletePod(uuid));
+  EXPECT_EQ(node("gpu-a").usedMilliCpu, 0);
+  EXPECT_EQ(cache_.stats().boundPods, 0U);
+
+  // Reservations under a UUID expire and leave nothing behind.
+  ReservationRequest r;
+  r.podUid = uuid;
+  r.node = "gpu-b";
+  r.milliCpu = 5;
+  const auto now = Clock::now();
+  ASSERT_EQ(cache_.reserve(r, now), ReserveResult::Reserved);
+  EXPECT_EQ(cache_.expire(now + std::chrono::minutes(1)), 1U);
+  EXPECT_EQ(node("gpu-b").usedMilliCpu, 0);
+  EXPECT_FALSE(cache_.podCharge(uuid, charge));
 }
 
 TEST_F(CacheTest, ReservationIsVisibleAndConfirmedWithoutDoubleCharge) {

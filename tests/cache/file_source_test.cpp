@@ -79,7 +79,11 @@ TEST(FileSource, DemoFleetJsonLoadsLikeTheStructs) {
     EXPECT_EQ(x.allocPods, y->allocPods);
     EXPECT_EQ(x.gpuCount, y->gpuCount);
     EXPECT_EQ(x.gpuMemoryMiB, y->gpuMemoryMiB);
-    EXPECT_EQ(x.labels->size(), y->labels->size());
+    ASSERT_EQ(x.labels.size(), y->labels.size());
+    for (size_t i = 0; i < x.labels.size(); ++i) {
+      EXPECT_EQ(x.labels[i].key, y->labels[i].key);
+      EXPECT_EQ(x.labels[i].value, y->labels[i].value);
+    }
   });
 }
 

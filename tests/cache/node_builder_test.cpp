@@ -91,7 +91,7 @@ TEST(NodeBuilder, FillsHotFieldsFromLabelsAndAllocatable) {
   EXPECT_EQ(info.scalars[0].allocatable, 8);
   EXPECT_EQ(info.scalars[1].name, "nvidia.com/mig-1g.10gb");
   EXPECT_EQ(info.scalars[1].allocatable, 7);
-  EXPECT_EQ(info.labels, &node.labels);
+  EXPECT_EQ(info.labels, plugins::NodeLabels(&node.labels));  // the builder views the node
 }
 
 TEST(NodeBuilder, FallbackLabelsAndInterning) {

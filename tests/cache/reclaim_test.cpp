@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "cache/cache.h"
@@ -24,13 +25,18 @@ TEST(Reclamation, ReaderAndWriterThreadsHammerForASecond) {
   Strings s;
   std::vector<codec::Node> nodes;
   for (int i = 0; i < kNodes; ++i) {
-    nodes.push_back(NodeMaker(s, "node-" + std::to_string(i)).zone(i % 2 ? "z1" : "z2").gpus(8).build());
+    const std::string name = "node-" + std::to_string(i);
+    nodes.push_back(
+        NodeMaker(s, name).zone(i % 2 ? "z1" : "z2").gpus(8).label("kubernetes.io/hostname", name).build());
   }
   // Every pod asks for 100m cpu and one GPU, so per node usedMilliCpu == 100 * usedPods and
   // the GPU scalar used == usedPods: a torn batch would break these equalities.
   std::vector<codec::Pod> pods;
   for (int i = 0; i < kPods; ++i) {
-    pods.push_back(PodMaker(s, "pod-" + std::to_string(i))
+    // Half the UIDs API-server shaped (kept as binary UUIDs), half plain text.
+    char uuid[40];
+    std::snprintf(uuid, sizeof uuid, "00000000-0000-4000-8000-%012d", i);
+    pods.push_back(PodMaker(s, i % 2 ? std::string(uuid) : "pod-" + std::to_string(i))
                        .on("node-" + std::to_string((i * 7) % kNodes))
                        .cpu(100)
                        .gpus(1)
@@ -72,6 +78,11 @@ TEST(Reclamation, ReaderAndWriterThreadsHammerForASecond) {
         for (int g = 0; g < n.gpuCount; ++g) sumMilli += n.gpuUsedMilli[g];
         if (sumMilli > 250 * gpu->used) violations.fetch_add(1);
         podsSeen += gpu->used;
+        // Labels are freed with their version and their string ids reused: a reader must see
+        // its version's text.
+        if (n.labels.find("kubernetes.io/hostname") != n.name) violations.fetch_add(1);
+        const auto gen = n.labels.find("generation");
+        if (gen && gen->find_first_not_of("0123456789") != std::string_view::npos) violations.fetch_add(1);
       });
       // Whole batches only: the writer publishes all pods or none of a round.
       if (podsSeen != 0 && podsSeen != kPods && podsSeen != kPods / 2) violations.fetch_add(1);
@@ -110,10 +121,14 @@ TEST(Reclamation, ReaderAndWriterThreadsHammerForASecond) {
       for (int i = 0; i < kPods; i += 2) w.deletePod(pods[i].uid);
     }
     {
-      // Node churn: a node leaves and comes back (its pods park and return in the same batch).
+      // Node churn: a node leaves and comes back (its pods park and return in the same batch),
+      // and another is relabelled (its old labels retired, new strings take freed ids).
       auto w = cache.write();
       w.deleteNode(nodes[rounds % kNodes].name);
       w.upsertNode(nodes[rounds % kNodes]);
+      codec::Node relabelled = nodes[(rounds + 1) % kNodes];
+      relabelled.labels.push_back({"generation", s.keep(std::to_string(rounds))});
+      w.upsertNode(relabelled);
     }
     {
       auto w = cache.write();
