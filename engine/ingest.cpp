@@ -370,9 +370,10 @@ struct Ingestor::Loop : UvLoop {
   struct Gauges {
     Gauge* lag;
     Counter* relists;
+    Counter* expired;
     Counter* failures;
     std::array<Counter*, 4> events;
-    uint64_t seenRelists = 0, seenFailures = 0;
+    uint64_t seenRelists = 0, seenExpired = 0, seenFailures = 0;
     std::array<uint64_t, 4> seenEvents{};
   };
 
@@ -381,6 +382,9 @@ struct Ingestor::Loop : UvLoop {
       Gauges g{};
       g.lag = &m.gauge("watch_lag_seconds", "Seconds since the last watch event or bookmark", {{"resource", resource}});
       g.relists = &m.counter("relists_total", "Full resyncs (initial list included)", {{"resource", resource}});
+      g.expired = &m.counter("watch_expired_total",
+                             "410 Gone / Expired answers to a list or watch, each followed by a relist",
+                             {{"resource", resource}});
       g.failures = &m.counter("watch_failures_total", "Failed list/watch exchanges (each retried with backoff)",
                               {{"resource", resource}});
       const char* types[4] = {"added", "modified", "deleted", "bookmark"};
@@ -400,6 +404,9 @@ struct Ingestor::Loop : UvLoop {
       uint64_t r = s.relists.load(std::memory_order_relaxed);
       g.relists->inc(r - g.seenRelists);
       g.seenRelists = r;
+      uint64_t x = s.expired.load(std::memory_order_relaxed);
+      g.expired->inc(x - g.seenExpired);
+      g.seenExpired = x;
       uint64_t f = s.failures.load(std::memory_order_relaxed);
       g.failures->inc(f - g.seenFailures);
       g.seenFailures = f;

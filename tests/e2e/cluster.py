@@ -14,6 +14,7 @@ Only the Python standard library is used here; pytest is only for the tests.
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import json
 import os
@@ -441,12 +442,14 @@ extenders:
                 lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
                 timeout=30, process=proc)
 
-    def restartApiserver(self, downSeconds: float = 0.0) -> None:
-        """Stops kube-apiserver (SIGTERM), waits, starts it again on the same port
-        with the same certificates and token file."""
+    def restartApiserver(self, downSeconds: float = 0.0, whileDown=None) -> None:
+        """Stops kube-apiserver (SIGTERM), waits (and calls whileDown()), starts it
+        again on the same port with the same certificates and token file."""
         old = self.apiserverProcess
         old.stop()
         time.sleep(downSeconds)
+        if whileDown is not None:
+            whileDown()
         proc = self._spawn("kube-apiserver", self.apiserverArgv)
         self._replace(old, proc)
         self.apiserverProcess = proc
@@ -455,6 +458,21 @@ extenders:
                 timeout=120, process=proc)
 
     # ---- helpers for scenarios -------------------------------------------
+
+    def compactEtcd(self) -> int:
+        """Writes one key outside the API server's prefix and compacts etcd at that
+        revision (etcd's JSON gateway): every resourceVersion handed out before is
+        now too old to watch from. Returns the revision."""
+        def call(path: str, body: dict) -> dict:
+            req = urllib.request.Request(self.etcdUrl + path, json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())
+        put = call("/v3/kv/put", {"key": base64.b64encode(b"fleetsched-e2e/bump").decode(),
+                                  "value": base64.b64encode(b"1").decode()})
+        revision = int(put["header"]["revision"])
+        call("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
 
     def kubectl(self, *args: str, timeout: float = 60.0) -> str:
         assert self.kubeconfig is not None
