@@ -38,25 +38,10 @@ class FgdPolicy final : public Plugin {
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
-    int best = -1;
-    int32_t bestScore = -1;
-    for (int i = 0; i < node.gpuCount; ++i) {
-      if (node.gpuFreeMilli(i) < pod.gpuMilli) continue;
-      const int32_t s = fgdScoreOfDelta(cache_->deltaOn(node, pod, i));
-      if (s > bestScore) {
-        bestScore = s;
-        best = i;
-      }
-    }
-    if (best < 0) return false;
-    out.count = 1;
-    out.index[0] = static_cast<uint8_t>(best);
-    out.milliEach = pod.gpuMilli;
-    return true;
+    return cache_->pickSharedGpu(node, pod, /*tightestOnTie=*/false, out);
   }
 
  private:
-  // A memo of a pure function of (node state, pod class): logically const.
   // Memos of pure functions of (node state, pod class), and the online typical pods when no
   // model was given: logically const, single-threaded like the reactor that owns the profile.
   mutable std::shared_ptr<FragCache> cache_;

@@ -180,6 +180,25 @@ double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {
   return kNoFit;
 }
 
+bool FragCache::pickSharedGpu(const NodeInfo& node, const PodInfo& pod, bool tightestOnTie, GpuAssignment& out) {
+  int best = -1;
+  int32_t bestScore = -1;
+  for (int i = 0; i < node.gpuCount; ++i) {
+    const int32_t free = node.gpuFreeMilli(i);
+    if (free < pod.gpuMilli) continue;
+    const int32_t s = fgdScoreOfDelta(deltaOn(node, pod, i));
+    if (s > bestScore || (tightestOnTie && s == bestScore && free < node.gpuFreeMilli(best))) {
+      best = i;
+      bestScore = s;
+    }
+  }
+  if (best < 0) return false;
+  out.count = 1;
+  out.index[0] = static_cast<uint8_t>(best);
+  out.milliEach = pod.gpuMilli;
+  return true;
+}
+
 double FragCache::fragmentationFromScratch(const NodeInfo& node) {
   std::array<int32_t, kMaxGpusPerNode> free{};
   for (int i = 0; i < node.gpuCount; ++i) free[i] = node.gpuFreeMilli(i);

@@ -60,6 +60,11 @@ class FragCache {
   // when gpu < 0. Not memoised: used once per pod, at GPU selection.
   double deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu);
 
+  // For a shared-GPU pod: picks the GPU of `node` whose use raises fragmentation least (highest
+  // FGD score of deltaOn). Ties go to the lowest index, or with `tightestOnTie` to the GPU with
+  // the least free share. False when no GPU has room.
+  bool pickSharedGpu(const NodeInfo& node, const PodInfo& pod, bool tightestOnTie, GpuAssignment& out);
+
   // Re-interns `node` after its use changed and computes Δ and the score for every pod class
   // seen so far, so the next scoring pass finds them memoised. The owner of the node records
   // (the replay driver after Reserve, the cache writer after a watch event) calls it, which

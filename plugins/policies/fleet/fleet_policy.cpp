@@ -82,22 +82,7 @@ class FleetPolicy final : public Plugin {
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
-    int best = -1;
-    int32_t bestScore = -1;
-    for (int i = 0; i < node.gpuCount; ++i) {
-      const int32_t free = node.gpuFreeMilli(i);
-      if (free < pod.gpuMilli) continue;
-      const int32_t s = fgdScoreOfDelta(cache_->deltaOn(node, pod, i));
-      if (s > bestScore || (s == bestScore && free < node.gpuFreeMilli(best))) {
-        best = i;
-        bestScore = s;
-      }
-    }
-    if (best < 0) return false;
-    out.count = 1;
-    out.index[0] = static_cast<uint8_t>(best);
-    out.milliEach = pod.gpuMilli;
-    return true;
+    return cache_->pickSharedGpu(node, pod, /*tightestOnTie=*/true, out);
   }
 
  private:
