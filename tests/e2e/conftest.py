@@ -147,6 +147,21 @@ class Cluster:
             raise HarnessError(f"{e}\nexpected (gpus, millicpu) free: {expected}\n"
                                f"fleetsched /debug/nodes: {last}") from None
 
+    def metric(self, name: str, **labels) -> float:
+        """Sum of a fleetsched_ metric's samples whose labels include `labels`."""
+        port = self.plane.extender.port
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        total = 0.0
+        for line in text.splitlines():
+            m = re.match(rf"fleetsched_{name}(?:{{(.*)}})? (\S+)$", line)
+            if not m:
+                continue
+            have = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1) or ""))
+            if all(have.get(k) == v for k, v in labels.items()):
+                total += float(m.group(2))
+        return total
+
     def fleetschedView(self) -> dict[str, dict]:
         """fleetsched's /debug/nodes: what its cache holds per node."""
         port = self.plane.extender.port

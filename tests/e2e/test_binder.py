@@ -5,10 +5,8 @@ node, never name a GPU the node lacks) and from fleetsched's own /debug/audit, a
 across a crash of fleetsched and a restart of kube-apiserver."""
 
 import collections
-import re
 import threading
 import time
-import urllib.request
 
 import pytest
 
@@ -42,27 +40,11 @@ def waitWorkConserved(cluster, namespace: str, timeout: float = 90) -> None:
             watch=cluster.plane.processes)
 
 
-def metric(cluster, name: str, **labels) -> float:
-    """Sum of a fleetsched_ metric's samples whose labels include `labels`."""
-    port = cluster.plane.extender.port
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
-        text = resp.read().decode()
-    total = 0.0
-    for line in text.splitlines():
-        m = re.match(rf"fleetsched_{name}(?:{{(.*)}})? (\S+)$", line)
-        if not m:
-            continue
-        have = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1) or ""))
-        if all(have.get(k) == v for k, v in labels.items()):
-            total += float(m.group(2))
-    return total
-
-
 def test_binder_200_pods_at_once(binderCluster, binderNamespace):
     cluster, namespace = binderCluster, binderNamespace
     sizes = [1, 2, 4, 8]
     pods = [pod(f"burst-{i:03d}", sizes[i % 4], annotations=TOLERANT) for i in range(200)]
-    binds = metric(cluster, "http_requests_total", verb="bind")
+    binds = cluster.metric("http_requests_total", verb="bind")
     started = time.monotonic()
     cluster.createPods(namespace, pods)
     settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in pods], timeout=120)
@@ -75,7 +57,7 @@ def test_binder_200_pods_at_once(binderCluster, binderNamespace):
     # leave no gpu-index annotation, which assertGpuIndexesSound rejects.
     checked = cluster.assertGpuIndexesSound()
     assert checked == sum(1 for p in cluster.kube.listPods(namespace) if isBound(p))
-    assert metric(cluster, "http_requests_total", verb="bind") - binds >= checked
+    assert cluster.metric("http_requests_total", verb="bind") - binds >= checked
     assertWithinCapacity(cluster.nodeUse())
     audit = cluster.waitAuditClean()
     assert audit["gpuOvercommits"] == 0, audit
@@ -124,8 +106,8 @@ def test_apiserver_restarted(binderCluster, binderNamespace):
     assert all(isBound(p) for p in settled.values()), \
         [unschedulableMessage(p) for p in settled.values() if not isBound(p)][:3]
 
-    relists = metric(cluster, "relists_total")
-    failures = metric(cluster, "watch_failures_total")
+    relists = cluster.metric("relists_total")
+    failures = cluster.metric("watch_failures_total")
     cluster.plane.restartApiserver(downSeconds=2)
     # Free 20 GPUs after the restart: the second wave (22 pods, 4 GPUs were left)
     # binds in full only if fleetsched's watch saw these deletions.
@@ -141,8 +123,8 @@ def test_apiserver_restarted(binderCluster, binderNamespace):
     assertWithinCapacity(cluster.nodeUse())
     cluster.waitAuditClean()
     cluster.syncExtender()
-    cluster.report(f"kube-apiserver restarted: fleetsched relists +{metric(cluster, 'relists_total') - relists:.0f}, "
-                   f"watch failures +{metric(cluster, 'watch_failures_total') - failures:.0f}")
+    cluster.report(f"kube-apiserver restarted: fleetsched relists +{cluster.metric('relists_total') - relists:.0f}, "
+                   f"watch failures +{cluster.metric('watch_failures_total') - failures:.0f}")
 
 
 def test_zone_pack_keeps_a_workload_in_one_zone(binderCluster, binderNamespace):

@@ -15,7 +15,6 @@ import pytest
 from cluster import waitFor
 from conftest import isBound, unschedulableMessage
 from fleet import A100, FLEET, H100, pod
-from test_binder import metric
 
 pytestmark = pytest.mark.fleetsched
 
@@ -49,7 +48,7 @@ def test_high_priority_pod_preempts_only_what_it_needs(binderCluster, binderName
     placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
     cluster.waitAuditClean()  # fleetsched has seen every low pod bound
 
-    preempts = metric(cluster, "http_requests_total", verb="preempt")
+    preempts = cluster.metric("http_requests_total", verb="preempt")
     started = time.monotonic()
     cluster.kube.createPod(namespace, withPriority(pod("high", 2, annotations=TOLERANT), "e2e-high"))
     high = waitFor("the high-priority pod to be bound",
@@ -59,7 +58,7 @@ def test_high_priority_pod_preempts_only_what_it_needs(binderCluster, binderName
     cluster.report(f"preemption: high-priority pod bound on {node} after "
                    f"{time.monotonic() - started:.1f} s")
 
-    assert metric(cluster, "http_requests_total", verb="preempt") > preempts, \
+    assert cluster.metric("http_requests_total", verb="preempt") > preempts, \
         "kube-scheduler preempted without asking fleetsched's preempt verb"
     remaining = {p["metadata"]["name"]: p for p in cluster.kube.listPods(namespace)}
     evicted = sorted(set(placed) - set(remaining))

@@ -12,16 +12,14 @@ plane of its own (no kube-scheduler: every pod is created already bound):
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from conftest import Cluster
 from cluster import ControlPlane, Extender, HarnessError, componentPaths, log, removeWorkdir, waitFor
 from fleet import pod
 from scale import Burst, isCpuNode, nodeGpus, scaleNode
@@ -59,33 +57,22 @@ def expectedFree(pods: list[dict]) -> dict[str, tuple[int, int]]:
 
 
 class Fleetsched:
-    def __init__(self, port: int):
-        self.base = f"http://127.0.0.1:{port}"
+    """The conftest Cluster's views of fleetsched, plus waits on them."""
 
-    def get(self, path: str) -> str:
-        with urllib.request.urlopen(self.base + path, timeout=10) as resp:
-            return resp.read().decode()
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.metric = cluster.metric
+        self.audit = cluster.audit
 
-    def metric(self, name: str, **labels) -> float:
-        total = 0.0
-        for line in self.get("/metrics").splitlines():
-            m = re.match(rf"fleetsched_{name}(?:{{(.*)}})? (\S+)$", line)
-            if m and all(f'{k}="{v}"' in (m.group(1) or "") for k, v in labels.items()):
-                total += float(m.group(2))
-        return total
+    def free(self) -> dict[str, tuple[int, int]]:
+        return {n: (v["gpusFree"], v["milliCpuFree"])
+                for n, v in self.cluster.fleetschedView().items()}
 
     def waitGauges(self, nodes: int, pods: int, process) -> None:
         """cache_nodes and cache_pods (refreshed once a second) reach these counts."""
         waitFor(f"fleetsched's cache gauges to show {nodes} nodes and {pods} pods",
                 lambda: (self.metric("cache_nodes"), self.metric("cache_pods")) == (nodes, pods),
                 timeout=5, interval=0.2, process=process)
-
-    def free(self) -> dict[str, tuple[int, int]]:
-        view = {}
-        for line in self.get("/debug/nodes").splitlines()[1:]:
-            name, _zone, _capacity, _model, gpus, cpu = line.split("\t")
-            view[name] = (int(gpus.split("/")[0]), int(cpu))
-        return view
 
     def waitFree(self, expected: dict, what: str, process) -> None:
         last: dict = {}
@@ -138,7 +125,7 @@ def test_sync_and_forced_relist(plane):
                                                 "--kubeconfig", "{workdir}/kubeconfig",
                                                 "--audit-interval", "2"]))
     ready = time.monotonic() - t  # startExtender returns once /readyz answers 200
-    fs = Fleetsched(plane.extender.port)
+    fs = Fleetsched(Cluster(plane, "sync"))
     proc = plane.extenderProcess
     fs.waitGauges(NODES, PODS, proc)
     fs.waitFree(expectedFree(pods), "fleetsched's accounting after the initial sync", proc)
@@ -165,7 +152,7 @@ def test_sync_and_forced_relist(plane):
     assert fs.metric("relists_total", resource="pods") > relistsBefore
     fs.waitGauges(NODES, len(now), proc)
     waitFor("fleetsched's audit against a fresh list to be clean",
-            lambda: (a := json.loads(fs.get("/debug/audit"))).get("comparedWithApiServer")
+            lambda: (a := fs.audit()).get("comparedWithApiServer")
             and a.get("clean") and a.get("checkedPods") == len(now),
             timeout=30, interval=0.3, process=proc)
     log(f"sync: etcd compacted at {revision[0]}; pods relisted "
