@@ -405,7 +405,7 @@ extenders:
         proc = self._spawn("kube-scheduler", [
             self.k8sBin("kube-scheduler"), f"--config={config}",
             "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
             "-v=2",
         ])
         waitFor("kube-scheduler /readyz",

@@ -43,6 +43,8 @@ Not part of the default test run: tests/e2e/scale.sh runs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import http.client
 import json
 import os
@@ -482,6 +484,29 @@ def roundRatios(results: list[dict], a: str, b: str,
     return out
 
 
+def roundOrder(configs: list[str], rnd: int, peerRounds: int) -> list[str]:
+    """Configurations of round rnd (1-based): the given order in odd rounds and
+    reversed in even ones (ABBA), peers only in the first peerRounds rounds."""
+    order = [c for c in configs if c not in PEERS or rnd <= peerRounds]
+    return order if rnd % 2 else order[::-1]
+
+
+@contextlib.contextmanager
+def exclusiveLock(path: str):
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        t = time.monotonic()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        if time.monotonic() - t > 1:
+            log(f"waited {time.monotonic() - t:.0f} s for {path}")
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=1000)
@@ -504,8 +529,15 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=1200, help="seconds per configuration")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="run the configurations this many times, interleaved; ratios are "
-                         "medians of per-round ratios")
+                    help="run the configurations this many times, interleaved (even rounds in "
+                         "reverse order, so a machine that drifts slower or faster during the "
+                         "run favours no configuration); ratios are medians of per-round ratios")
+    ap.add_argument("--peer-rounds", type=int, default=1,
+                    help="rounds the Go peers take part in (the first ones); they are ~20x "
+                         "slower, so more rounds of them mostly lengthen the run")
+    ap.add_argument("--lock", default="",
+                    help="hold an exclusive flock on this file while each configuration runs, "
+                         "so cooperating benchmarks on a shared machine wait in between")
     ap.add_argument("--json", default="scale-results.json")
     ap.add_argument("--fleetsched", default=os.environ.get("FLEETSCHED_BIN", ""))
     ap.add_argument("--go-seed", default=os.environ.get("FLEETSCHED_GO_SEED", ""))
@@ -544,9 +576,10 @@ def main() -> int:
             "pod_gpus_mix": dict(POD_MIX), "pod_gpus_total": demand, "threads": args.threads,
             "argv": sys.argv[1:]}
     for rnd in range(1, args.rounds + 1):
-        for config in configs:
+        for config in roundOrder(configs, rnd, args.peer_rounds):
             mine = pods[:args.peer_pods] if config in PEERS else pods
-            result = runConfig(config, args, paths, mine)
+            with exclusiveLock(args.lock):
+                result = runConfig(config, args, paths, mine)
             result["round"] = rnd
             results.append(result)
             Path(args.json).write_text(json.dumps({"meta": meta, "results": results}, indent=2))
