@@ -1206,6 +1206,12 @@ bool Cache::podCharge(std::string_view uid, PodCharge& out) {
 const NodeFeatureConfig& Cache::config() const { return state_->config(); }
 
 Cache::Writer::Writer(Cache& cache) : cache_(&cache), lock_(cache.writerMutex_) {}
+Cache::Writer::Writer(Cache& cache, std::try_to_lock_t) : cache_(&cache), lock_(cache.writerMutex_, std::try_to_lock) {}
+std::optional<Cache::Writer> Cache::tryWrite() {
+  Writer w(*this, std::try_to_lock);
+  if (!w.lock_.owns_lock()) return std::nullopt;
+  return std::optional<Writer>(std::move(w));
+}
 Cache::Writer::Writer(Writer&& other) noexcept : cache_(other.cache_), lock_(std::move(other.lock_)) {
   other.cache_ = nullptr;
 }
@@ -1223,6 +1229,7 @@ ReserveResult Cache::Writer::reserve(const ReservationRequest& r, Clock::time_po
   return cache_->state_->reserve(r, now);
 }
 bool Cache::Writer::unreserve(std::string_view uid) { return cache_->state_->unreserve(uid); }
+bool Cache::Writer::podCharge(std::string_view uid, PodCharge& out) const { return cache_->state_->podCharge(uid, out); }
 size_t Cache::Writer::expire(Clock::time_point now) { return cache_->state_->expire(now); }
 void Cache::Writer::publish() { cache_->state_->publish(); }
 void Cache::Writer::beginNodeRelist() { cache_->state_->beginNodeRelist(); }

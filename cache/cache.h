@@ -10,8 +10,10 @@
 // take: ingestion on its own thread and the binder's reserve() on the reactor serialise there,
 // readers never touch it). A Writer applies any number of events to private copies of the
 // chunks they touch and publishes them all at once: on publish() or when it goes out of scope.
-// Keep batches bounded (hundreds of events) so a reserve() waiting for the lock waits
-// microseconds. The one-event helpers on Cache (upsertPod, reserve, ...) are a Writer each.
+// Keep batches bounded (hundreds of events). The one-event helpers on Cache (upsertPod,
+// reserve, ...) are a Writer each and wait for the lock; a thread that must never wait (the
+// reactor, while ingestion runs at idle priority and may be preempted holding the lock) takes
+// tryWrite() and comes back later when it is empty.
 //
 // Accounting rules (upsertPod / deletePod):
 //   - a pod holds resources when spec.nodeName is set and its phase is not Succeeded/Failed;
@@ -40,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -150,6 +153,8 @@ class Cache {
 
     ReserveResult reserve(const ReservationRequest& request, Clock::time_point now);
     bool unreserve(std::string_view podUid);
+    // Cache::podCharge for a thread that already holds the lock.
+    bool podCharge(std::string_view uid, PodCharge& out) const;
     // Releases reservations whose TTL ended at or before `now`; returns how many.
     size_t expire(Clock::time_point now);
 
@@ -169,12 +174,15 @@ class Cache {
 
    private:
     friend class Cache;
+    Writer(Cache& cache, std::try_to_lock_t);
     explicit Writer(Cache& cache);
     Cache* cache_;
     std::unique_lock<std::mutex> lock_;
   };
 
   Writer write() { return Writer(*this); }
+  // The lock if it is free now, otherwise nothing (never waits).
+  std::optional<Writer> tryWrite();
 
   // One-event conveniences, each published at once.
   void upsertNode(const codec::Node& node) { write().upsertNode(node); }

@@ -51,6 +51,9 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   encode_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "encode"}});
   decodeErrors_ = &metrics.counter("decode_errors_total", "Extender requests whose body could not be decoded");
   unknownNodes_ = &metrics.counter("unknown_nodes_total", "Node names in requests that the cache does not know");
+  writerWaits_ = &metrics.counter("cache_writer_waits_total",
+                                  "Bind and preempt requests that waited for the cache writer lock (held by "
+                                  "ingestion) instead of blocking the reactor");
   listsReused_ = &metrics.counter("node_names_reused_total",
                                   "NodeNames lists equal to the previous one, taken without parsing them again");
 }
@@ -71,10 +74,8 @@ void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
         prioritize(*req, snap);
         break;
       case Verb::Preempt:
-        preempt(*req, snap);
-        break;
       case Verb::Bind:
-        bind(*req, snap);
+        withWriter(*req, snap);
         break;
     }
   }
@@ -451,7 +452,76 @@ bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const p
   return statuses_[0].ok() && resourcesFit(state_.pod, node);
 }
 
-void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap) {
+void ExtenderService::withWriter(ExtenderRequest& req, const cache::Snapshot& snap) {
+  if (writerQueue_.empty()) {
+    // Without an ingestion thread only the reactor itself writes: the lock is free.
+    std::optional<cache::Cache::Writer> w =
+        ingestor_ != nullptr ? cache_.tryWrite() : std::optional<cache::Cache::Writer>(cache_.write());
+    if (w) {
+      runWithWriter(req, snap, *w);
+      return;
+    }
+  }
+  writerWaits_->inc();
+  req.deferred = true;
+  writerQueue_.push_back(WriterWork{&req, {}});
+  retryWriterLater();
+}
+
+bool ExtenderService::runWithWriter(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w) {
+  if (req.verb == Verb::Preempt) {
+    preempt(req, snap, w);
+    return true;
+  }
+  return bind(req, w);
+}
+
+void ExtenderService::unreserveLater(std::string uid) {
+  if (writerQueue_.empty()) {
+    if (std::optional<cache::Cache::Writer> w = cache_.tryWrite()) {
+      w->unreserve(uid);
+      return;
+    }
+  }
+  writerQueue_.push_back(WriterWork{nullptr, std::move(uid)});
+  retryWriterLater();
+}
+
+void ExtenderService::retryWriterLater() {
+  if (retryPending_) return;
+  retryPending_ = true;
+  // The ingestion thread runs the hop between two of its own writes, so the lock is free when
+  // it starts; when the thread is starved (idle priority under load), the reactor keeps serving
+  // filter and prioritize meanwhile instead of stalling every connection on the mutex.
+  ingestor_->afterIngestTurn([this] {
+    retryPending_ = false;
+    drainWriterQueue();
+  });
+}
+
+void ExtenderService::drainWriterQueue() {
+  if (writerQueue_.empty()) return;
+  std::optional<cache::Cache::Writer> w = cache_.tryWrite();
+  if (!w) {
+    retryWriterLater();
+    return;
+  }
+  // In arrival order, each published before the next decides: a bind after an unreserve of the
+  // same pod, or after another bind to the same node, sees what came before it.
+  while (!writerQueue_.empty()) {
+    WriterWork work = std::move(writerQueue_.front());
+    writerQueue_.pop_front();
+    if (work.req == nullptr) {
+      w->unreserve(work.unreserveUid);
+    } else {
+      cache::Snapshot snap = reader_.acquire();
+      if (runWithWriter(*work.req, snap, *w)) work.req->complete(work.req);
+    }
+    w->publish();
+  }
+}
+
+void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap, const cache::Cache::Writer& w) {
   const uint64_t t0 = uv_hrtime();
   if (!decoder_.decodePreemptionArgs(req.body, preemptArgs_)) {
     badRequest(req);
@@ -487,7 +557,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap)
       for (size_t k = order_.size(); k-- > 0;) {  // lowest priority first
         ++needed;
         cache::PodCharge charge;
-        if (cache_.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) uncharge(charge, sim);
+        if (w.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) uncharge(charge, sim);
         if (fitsAfterEviction(profile, sim)) {
           fits = true;
           break;
@@ -522,22 +592,23 @@ void ExtenderService::remember(const codec::Pod& pod) {
   remembered_.emplace(std::move(uid), std::make_unique<OwnedPod>(pod));
 }
 
-void ExtenderService::bind(ExtenderRequest& req, const cache::Snapshot& snap) {
+bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
   if (!decoder_.decodeBindingArgs(req.body, bindArgs_)) {
     badRequest(req);
-    return;
+    return true;
   }
   // The batch's snapshot predates the reservations of the binds before this one in the batch
   // (kube-scheduler binds from parallel goroutines, so a burst brings several per loop turn):
-  // deciding on it handed two pods the same GPU indexes. Decide on the current version.
-  (void)snap;
+  // deciding on it handed two pods the same GPU indexes. Decide on the current version, which
+  // holds every earlier reservation (each is published before the next bind runs).
   cache::Snapshot current = reader_.acquire();
-  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, current);
-  if (req.deferred) return;
+  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, current, w);
+  if (error.empty() && ingestor_ != nullptr) return false;  // answered when kube-apiserver has
   codec::encodeBindingResult(error, req.response);
+  return true;
 }
 
-std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapshot& snap) {
+std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w) {
   const codec::BindingArgs& a = bindArgs_;
   std::string who = std::string(a.podNamespace) + "/" + std::string(a.podName);
   auto it = remembered_.find(std::string(a.podUid));
@@ -569,7 +640,8 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   r.gpus = gpus;
   if (plugins::zone::workloadKey(pod, cache_.config().workloadLabels, workload)) r.workload = workload;
   r.ttl = kReservationTtl;
-  cache::ReserveResult reserved = cache_.reserve(r, cache::Clock::now());
+  cache::ReserveResult reserved = w.reserve(r, cache::Clock::now());
+  w.publish();
   if (reserved == cache::ReserveResult::UnknownNode) return "node " + std::string(a.node) + " vanished from fleetsched's cache";
 
   BindingRequest b;
@@ -589,7 +661,7 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   req.deferred = true;
   std::string uid(a.podUid);
   ingestor_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {
-    if (!error.empty() && reserved != cache::ReserveResult::AlreadyBound) cache_.unreserve(uid);
+    if (!error.empty() && reserved != cache::ReserveResult::AlreadyBound) unreserveLater(uid);
     codec::encodeBindingResult(error, req.response);
     req.complete(&req);
   });

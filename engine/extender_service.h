@@ -21,7 +21,8 @@
 // posts the Binding (carrying the fleetsched.io/gpu-index annotation) from the ingestion
 // thread; the reply is deferred until kube-apiserver answers. A failed Binding releases the
 // reservation; otherwise the watch event showing the pod bound confirms it. Without
-// enableBinding the verb answers an Error saying how to enable it.
+// enableBinding the verb answers an Error saying how to enable it. Bind and preempt need the
+// cache's writer lock and never wait for it on the reactor (see withWriter).
 //
 // Everything runs on the reactor thread.
 #pragma once
@@ -30,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <span>
 #include <string>
@@ -72,10 +74,20 @@ class ExtenderService : public BatchHandler {
  private:
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
-  void preempt(ExtenderRequest& req, const cache::Snapshot& snap);
+  // Bind and preempt need the cache's writer lock (reserve, unreserve; pods' charges). The
+  // reactor never waits for it: when the ingestion thread holds it, or earlier work already
+  // waits, the request is deferred into writerQueue_ and runs, in order, once the ingestion
+  // thread hands the turn back between two of its writes (Ingestor::afterIngestTurn).
+  void withWriter(ExtenderRequest& req, const cache::Snapshot& snap);
+  // Runs bind or preempt; false when the answer comes later (the Binding is in flight).
+  bool runWithWriter(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
+  void unreserveLater(std::string uid);
+  void retryWriterLater();
+  void drainWriterQueue();
+  void preempt(ExtenderRequest& req, const cache::Snapshot& snap, const cache::Cache::Writer& w);
   // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
   bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
-  void bind(ExtenderRequest& req, const cache::Snapshot& snap);
+  bool bind(ExtenderRequest& req, cache::Cache::Writer& w);
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
   // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
@@ -95,7 +107,7 @@ class ExtenderService : public BatchHandler {
   void badRequest(ExtenderRequest& req);
   void remember(const codec::Pod& pod);
   // Reserves and posts the Binding; returns an error text when it cannot start.
-  std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap);
+  std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
   void trace(const ExtenderRequest& req, const codec::Pod& pod, uint64_t t0, uint64_t parsed, uint64_t decided,
              uint64_t encoded);
 
@@ -108,6 +120,12 @@ class ExtenderService : public BatchHandler {
   // Pods seen by filter/prioritize while binding is on, by UID, oldest evicted first.
   std::unordered_map<std::string, std::unique_ptr<OwnedPod>> remembered_;
   std::deque<std::string> rememberedOrder_;
+  struct WriterWork {
+    ExtenderRequest* req;      // a deferred bind or preempt, or
+    std::string unreserveUid;  // (req null) a failed Binding's reservation to release
+  };
+  std::deque<WriterWork> writerQueue_;
+  bool retryPending_ = false;
 
   // Per-request scratch, reused across requests (the reactor is single-threaded).
   codec::Decoder decoder_;
@@ -162,6 +180,7 @@ class ExtenderService : public BatchHandler {
   Counter* decodeErrors_;
   Counter* unknownNodes_;
   Counter* listsReused_;
+  Counter* writerWaits_;
 };
 
 }  // namespace fleetsched::engine

@@ -563,6 +563,10 @@ void Ingestor::runOnReactor(std::function<void()> fn) {
   uv_async_send(reactorAsync_);
 }
 
+void Ingestor::afterIngestTurn(std::function<void()> fn) {
+  runOnIngest([this, fn = std::move(fn)]() mutable { runOnReactor(std::move(fn)); });
+}
+
 void Ingestor::postBinding(BindingRequest req, std::function<void(std::string error)> done) {
   std::string body;
   {

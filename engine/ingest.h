@@ -94,6 +94,10 @@ class Ingestor {
   // success, including when the pod is already bound to this node.
   void postBinding(BindingRequest req, std::function<void(std::string error)> done);
 
+  // Runs `fn` on the reactor loop after the ingestion thread has finished what it is doing now
+  // (its writes included): how the reactor waits for the cache writer lock without blocking.
+  void afterIngestTurn(std::function<void()> fn);
+
   // Audits the cache against a fresh pod list, read and compared on the ingestion thread;
   // `done(result, error)` runs on the reactor loop.
   void audit(std::function<void(AuditResult result, std::string error)> done);

@@ -76,9 +76,11 @@ void reloadFiles(ServeState& s) {
 
 void onStats(uv_timer_t* t) {
   auto& s = *static_cast<ServeState*>(t->data);
-  // Expiry takes the cache writer lock; without live reservations there is nothing to expire,
-  // and the reactor then never waits behind a low-priority ingestion thread holding it.
-  if (s.cache->stats().reservationsLive > 0) s.cache->expire(cache::Clock::now());
+  // Expiry needs the cache writer lock, which the reactor never waits for: when ingestion holds
+  // it, the next tick expires (a TTL is seconds; ticks are one).
+  if (s.cache->stats().reservationsLive > 0) {
+    if (std::optional<cache::Cache::Writer> w = s.cache->tryWrite()) w->expire(cache::Clock::now());
+  }
   cache::CacheStats st = s.cache->stats();
   s.nodes->set(static_cast<double>(st.nodes));
   s.boundPods->set(static_cast<double>(st.boundPods));
@@ -161,9 +163,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--ingest-priority", o.ingestPriority,
                   "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
                   "starves when other work fills every core), low (SCHED_BATCH, nice 19), normal (shares cores "
-                  "evenly with the reactor); auto: idle, or normal with --bind, whose reservations wait on a "
-                  "cache lock a starved ingestion thread may hold")
-      ->check(CLI::IsMember({"auto", "idle", "low", "normal"}))
+                  "evenly with the reactor)")
+      ->check(CLI::IsMember({"idle", "low", "normal"}))
       ->capture_default_str();
   cmd->add_option("--ingest-cpus", o.ingestCpus, "CPUs the ingestion thread may run on, e.g. 1 or 2-3 (default: any)");
   cmd->callback([&o] {
@@ -233,9 +234,7 @@ int runServe(const ServeOptions& o) {
     io.kubeconfig = o.kubeconfig;
     io.context = o.context;
     io.inCluster = o.inCluster;
-    if (o.ingestPriority == "auto") {
-      io.priority = o.bind ? engine::IngestPriority::Normal : engine::IngestPriority::Idle;
-    } else if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
+    if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
       std::fprintf(stderr, "fleetsched: --ingest-priority %s: want idle, low or normal\n", o.ingestPriority.c_str());
       return 1;
     }

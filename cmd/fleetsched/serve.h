@@ -24,7 +24,7 @@ struct ServeOptions {
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 60;
-  std::string ingestPriority = "auto";  // auto (idle, or normal with --bind) | idle | low | normal
+  std::string ingestPriority = "idle";  // idle | low | normal
   std::string ingestCpus;               // kernel CPU list; empty: inherit
 };
 
