@@ -27,23 +27,15 @@
 #include "codec/json_writer.h"
 #include "tests/cache/fixtures.h"
 #include "plugins/config.h"
+#include "tests/engine/test_data.h"
 
 namespace fleetsched::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string dataDir() {
-  const char* d = std::getenv("FLEETSCHED_TEST_DATA");
-  return d ? d : "tests/data";
-}
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testdata::dataDir;
+using testdata::readFile;
 
 struct Answer {
   int status;

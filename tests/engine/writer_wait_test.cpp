@@ -23,23 +23,15 @@
 #include "engine/ingest.h"
 #include "engine/metrics.h"
 #include "plugins/config.h"
+#include "tests/engine/test_data.h"
 
 namespace fleetsched::engine {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string dataDir() {
-  const char* d = std::getenv("FLEETSCHED_TEST_DATA");
-  return d ? d : "tests/data";
-}
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testdata::dataDir;
+using testdata::readFile;
 
 // A request as the reactor hands it over: padded body, completion recorded.
 struct Call {
