@@ -312,6 +312,29 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
   r.namesEncoded = true;
 }
 
+const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
+  if (!profile.hasColumnFilters()) return nullptr;
+  const std::string_view primary = profile.gpuResources().primary();
+  if (columns_.version != snap.version() || columns_.version == 0 || columns_.primary() != primary) {
+    // One pass over the records in id order (chunk after chunk), once per published version:
+    // about what one filter over them cost, and every later verb on this version saves it.
+    columns_.reset(snap.idLimit(), primary);
+    snap.forEachNode([&](const plugins::NodeInfo& n) { columns_.set(n); });
+    columns_.version = snap.version();
+  }
+  return &columns_;
+}
+
+plugins::NodeSpan ExtenderService::runFilter(const plugins::Profile& profile, const cache::Snapshot& snap) {
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
+  if (args_.mode() == codec::NodesMode::NodeNames) {
+    if (const plugins::NodeColumns* columns = columnsFor(profile, snap)) {
+      return profile.runFilterColumns(args_.pod, state_, snap, nodes_, nodeIds_, *columns, statuses_, scratch_);
+    }
+  }
+  return profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+}
+
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
@@ -319,8 +342,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.resize(nodes_.size());  // runFilter writes every entry
-  profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+  runFilter(profile, snap);
 
   codec::FilterResult& r = filterResult_;
   r.mode = args_.mode();
@@ -382,10 +404,9 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t parsed = uv_hrtime();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.resize(nodes_.size());  // runFilter writes every entry
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0.
-  plugins::NodeSpan feasible = profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+  plugins::NodeSpan feasible = runFilter(profile, snap);
   scores_.assign(nodes_.size(), 0);
   if (!feasible.empty()) {
     // extenderScores reuses the scratch, so keep the feasible positions first.

@@ -86,6 +86,11 @@ class ExtenderService : public BatchHandler {
   // when the shortcut does not apply (nothing reported: decode the body normally).
   bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
   void rememberListBytes(std::string_view body);
+  // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
+  // version moved on), or nullptr when the profile cannot use them.
+  const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // runFilter over nodes_, through the rows in NodeNames mode.
+  plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
   // NodeNames mode: the failed maps in name order with names from names_, unknown names last
   // merged in (filterResult_.failedSorted / namesEncoded).
   void orderFailed(const std::vector<uint32_t>& failed);
@@ -122,6 +127,8 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
   // ids) and the failed-map scratch.
   NodeNameTable names_;
+  // What the column filters read, per snapshot version (engine-side, like names_).
+  plugins::NodeColumns columns_;
   // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
   // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
   struct NameListMemo {

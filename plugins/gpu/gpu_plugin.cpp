@@ -7,6 +7,7 @@
 #include "plugins/annotations.h"
 #include "plugins/args_reader.h"
 #include "plugins/gpu_select.h"
+#include "plugins/node_columns.h"
 #include "plugins/reason_cache.h"
 
 namespace fleetsched::plugins::gpu {
@@ -64,7 +65,7 @@ struct GpuCycle final : PluginState {
   }
 };
 
-class GpuPlugin final : public Plugin {
+class GpuPlugin final : public Plugin, public ColumnFilter {
  public:
   explicit GpuPlugin(Args args) : args_(std::move(args)), primary_(args_.resources.primary()) {}
 
@@ -144,18 +145,15 @@ class GpuPlugin final : public Plugin {
         continue;
       }
       if (checkModel && !modelOk(c, n)) {
-        out[i] = {Code::UnschedulableAndUnresolvable, modelReason(state, c, n)};
+        out[i] = {Code::UnschedulableAndUnresolvable, modelReason(state, c, n.gpuModel, n.gpuModelName)};
         continue;
       }
       if (c.minMemoryMiB > 0 && n.gpuMemoryMiB < c.minMemoryMiB) {
-        out[i] = {Code::UnschedulableAndUnresolvable, memoryReason(state, c, n)};
+        out[i] = {Code::UnschedulableAndUnresolvable, memoryReason(state, c, n.gpuMemoryMiB)};
         continue;
       }
       if (need > total) {
-        out[i] = {Code::UnschedulableAndUnresolvable, c.reasons.get(kTooFew, total, 0, state, [&] {
-                    return "node has " + std::to_string(total) + " " + std::string(pod.gpuResource) +
-                           ", pod needs " + std::to_string(need);
-                  })};
+        out[i] = {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)};
         continue;
       }
       int64_t free;
@@ -181,6 +179,78 @@ class GpuPlugin final : public Plugin {
       }
       if (free < need) out[i] = {Code::Unschedulable, notFreeReason(state, c, pod, free, total)};
     }
+  }
+
+  // filter() above from the rows, per-GPU case: the same checks in the same order, with the
+  // same reasons. Left to filter(): nodes without the per-GPU ledger that still have the
+  // resource, unknown model ids, and too few units as kube-scheduler counts them.
+  bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                     std::span<uint8_t> verdict, std::span<Status> out) const override {
+    const PodInfo& pod = state.pod;
+    if (!pod.wantsGpu()) return true;  // filter() passes every node
+    auto& c = *static_cast<GpuCycle*>(state.slot(index));
+    // Scalar-only resources (MIG profiles) and a table built for another resource: filter().
+    if (!c.perGpu || columns.primary() != primary_) return false;
+    const int32_t need = pod.gpuCount;
+    const int32_t milli = pod.gpuMilli;
+    if (milli < kMilliPerGpu && need != 1) return false;  // derivePodInfo never makes one
+    const bool checkModel = c.constrainsModel();
+    const int64_t minMemory = c.minMemoryMiB;
+    const bool units = args_.countWholeDevices;
+    const NodeColumns::Row* rows = columns.rows();
+    const uint32_t limit = columns.idLimit();
+    auto fail = [&](size_t i, Status s) {
+      verdict[i] = kColumnFailed;
+      out[i] = s;
+    };
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (verdict[i] != kColumnPass) continue;
+      const uint32_t id = ids[i];
+      if (id >= limit || rows[id].live == 0) {
+        verdict[i] = kColumnUndecided;
+        continue;
+      }
+      const NodeColumns::Row& r = rows[id];
+      const int32_t total = r.gpuCount;
+      if (total == 0) {
+        // No ledger: filter() takes the resource's scalar; without one the node has none.
+        if (r.unitsFree == NodeColumns::kNoUnits) {
+          fail(i, {Code::UnschedulableAndUnresolvable, noGpuReason(state, c, pod)});
+        } else {
+          verdict[i] = kColumnUndecided;
+        }
+        continue;
+      }
+      if (checkModel) {
+        if (r.gpuModel == 0 || r.gpuModel >= c.modelVerdict.size()) {
+          verdict[i] = kColumnUndecided;
+          continue;
+        }
+        uint8_t& v = c.modelVerdict[r.gpuModel];
+        if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
+        if (v != 1) {
+          fail(i, {Code::UnschedulableAndUnresolvable, modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel))});
+          continue;
+        }
+      }
+      if (minMemory > 0 && r.gpuMemoryMiB < minMemory) {
+        fail(i, {Code::UnschedulableAndUnresolvable, memoryReason(state, c, r.gpuMemoryMiB)});
+        continue;
+      }
+      if (need > total) {
+        fail(i, {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)});
+        continue;
+      }
+      // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
+      // freest one has room, and none has when it does not.
+      const int32_t free = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
+      if (free < need) {
+        fail(i, {Code::Unschedulable, notFreeReason(state, c, pod, free, total)});
+      } else if (units && r.unitsFree != NodeColumns::kNoUnits && r.unitsFree < need) {
+        verdict[i] = kColumnUndecided;  // its reason names the allocatable count: filter()
+      }
+    }
+    return true;
   }
 
   void preScore(CycleState& state, const ClusterState&, int index, NodeSpan nodes) const override {
@@ -285,19 +355,25 @@ class GpuPlugin final : public Plugin {
     });
   }
 
-  static std::string_view modelReason(const CycleState& state, GpuCycle& c, const NodeInfo& n) {
+  static std::string_view modelReason(const CycleState& state, GpuCycle& c, uint16_t model, std::string_view name) {
     auto format = [&] {
-      return "GPU model " + (n.gpuModelName.empty() ? std::string("unknown") : std::string(n.gpuModelName)) +
-             " not allowed";
+      return "GPU model " + (name.empty() ? std::string("unknown") : std::string(name)) + " not allowed";
     };
-    if (n.gpuModel == 0) return state.keep(format());
-    return c.reasons.get(kModel, n.gpuModel, 0, state, format);
+    if (model == 0) return state.keep(format());
+    return c.reasons.get(kModel, model, 0, state, format);
   }
 
-  static std::string_view memoryReason(const CycleState& state, GpuCycle& c, const NodeInfo& n) {
-    return c.reasons.get(kMemory, n.gpuMemoryMiB, 0, state, [&] {
-      return "GPU memory " + (n.gpuMemoryMiB > 0 ? std::to_string(n.gpuMemoryMiB) + " MiB" : std::string("unknown")) +
+  static std::string_view memoryReason(const CycleState& state, GpuCycle& c, int32_t memoryMiB) {
+    return c.reasons.get(kMemory, memoryMiB, 0, state, [&] {
+      return "GPU memory " + (memoryMiB > 0 ? std::to_string(memoryMiB) + " MiB" : std::string("unknown")) +
              " < required " + std::to_string(c.minMemoryMiB) + " MiB";
+    });
+  }
+
+  static std::string_view tooFewReason(const CycleState& state, GpuCycle& c, const PodInfo& pod, int64_t total) {
+    return c.reasons.get(kTooFew, total, 0, state, [&] {
+      return "node has " + std::to_string(total) + " " + std::string(pod.gpuResource) + ", pod needs " +
+             std::to_string(pod.gpuCount);
     });
   }
 
