@@ -321,6 +321,7 @@ const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& 
     columns_.reset(snap.idLimit(), primary);
     snap.forEachNode([&](const plugins::NodeInfo& n) { columns_.set(n); });
     columns_.version = snap.version();
+    if (getenv("NN_DEBUG")) fprintf(stderr, "rebuild columns v=%lu\n", (unsigned long)snap.version());
   }
   return &columns_;
 }
@@ -429,15 +430,31 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
         unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
       }
     }
-    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({names_.quoted(nodeIds_[i]), scores_[i]});
-    for (size_t k = 0; k < unknown_.size(); ++k) priorities_.push_back({quotedUnknown(k), 0});
+    // Entries up to the score come from the name table; unknown names' are built here.
+    unknownPrefixes_.clear();
+    unknownPrefixOffset_.assign(1, 0);
+    for (size_t k = 0; k < unknown_.size(); ++k) {
+      codec::appendHostScorePrefix(quotedUnknown(k), unknownPrefixes_);
+      unknownPrefixOffset_.push_back(static_cast<uint32_t>(unknownPrefixes_.size()));
+    }
+    prefixes_.clear();
+    for (size_t i = 0; i < nodes_.size(); ++i) prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
+    for (size_t k = 0; k < unknown_.size(); ++k) {
+      prefixes_.push_back(std::string_view(unknownPrefixes_)
+                              .substr(unknownPrefixOffset_[k], unknownPrefixOffset_[k + 1] - unknownPrefixOffset_[k]));
+    }
+    scores_.resize(nodes_.size() + unknown_.size(), 0);  // unknown names score 0
   } else {
     for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
     for (std::string_view name : unknown_) priorities_.push_back({name, 0});
   }
   const uint64_t decided = uv_hrtime();
 
-  codec::encodeHostPriorityList(priorities_, req.response, names);
+  if (names) {
+    codec::encodeHostScores(prefixes_, scores_, req.response);
+  } else {
+    codec::encodeHostPriorityList(priorities_, req.response, false);
+  }
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 
