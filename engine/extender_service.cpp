@@ -314,11 +314,12 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
 
 const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
   if (!profile.hasColumnFilters()) return nullptr;
-  const std::string_view primary = profile.gpuResources().primary();
-  if (columns_.version != snap.version() || columns_.version == 0 || columns_.primary() != primary) {
+  const plugins::GpuResourceConfig& resources = profile.gpuResources();
+  if (columns_.version != snap.version() || columns_.version == 0 ||
+      columns_.resources().resourceNames != resources.resourceNames) {
     // One pass over the records in id order (chunk after chunk), once per published version:
     // about what one filter over them cost, and every later verb on this version saves it.
-    columns_.reset(snap.idLimit(), primary);
+    columns_.reset(snap.idLimit(), resources);
     snap.forEachNode([&](const plugins::NodeInfo& n) { columns_.set(n); });
     columns_.version = snap.version();
     if (getenv("NN_DEBUG")) fprintf(stderr, "rebuild columns v=%lu\n", (unsigned long)snap.version());
@@ -405,6 +406,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t parsed = uv_hrtime();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0.
   plugins::NodeSpan feasible = runFilter(profile, snap);
@@ -414,11 +416,17 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
     feasibleNodes_.assign(feasible.begin(), feasible.end());
     feasibleScores_.assign(feasibleNodes_.size(), 0);
-    profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
+    const plugins::NodeColumns* columns = names ? columnsFor(profile, snap) : nullptr;
+    if (columns != nullptr) {
+      feasibleIds_.clear();
+      for (uint32_t i : inputIndexFeasible_) feasibleIds_.push_back(nodeIds_[i]);
+      profile.extenderScoresColumns(state_, snap, feasibleNodes_, feasibleIds_, *columns, feasibleScores_, scratch_);
+    } else {
+      profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
+    }
     for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
   priorities_.clear();
-  const bool names = args_.mode() == codec::NodesMode::NodeNames;
   if (names) {
     // Hosts as the name table encodes them; unknown names escaped here.
     unknownQuoted_.clear();

@@ -161,6 +161,7 @@ class ExtenderService : public BatchHandler {
   std::vector<uint32_t> inputIndexFeasible_;
   std::vector<const plugins::NodeInfo*> feasibleNodes_;
   std::vector<int32_t> feasibleScores_;
+  std::vector<uint32_t> feasibleIds_;
   cache::NodeBuilder builder_;
   plugins::CycleState state_;
   plugins::ProfileScratch scratch_;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "plugins/framework.h"
+#include "plugins/pod_info.h"
 
 namespace fleetsched::plugins {
 
@@ -36,18 +37,22 @@ class NodeColumns {
     uint8_t gpuCount = 0;
     uint8_t freeWhole = 0;      // GPUs with nothing used
     CapacityType capacityType = CapacityType::Unknown;
-    uint8_t live = 0;           // 1: a node holds this id
+    uint8_t flags = 0;          // kLive | kHasGpu | kUsedClamped
   };
+  static constexpr uint8_t kLive = 1;         // a node holds this id
+  static constexpr uint8_t kHasGpu = 2;       // per-GPU ledger, or a scalar of one of the GPU resources
+  static constexpr uint8_t kUsedClamped = 4;  // usedMilli / maxFreeMilli did not fit: read the record
   static_assert(sizeof(Row) == 20);
 
-  // Empties the table for ids below `idLimit`; `primary` is the GPU resource whose scalar
-  // (allocatable − used) fills Row::unitsFree.
-  void reset(uint32_t idLimit, std::string_view primary);
+  // Empties the table for ids below `idLimit`; `resources` are the profile's GPU resources: the
+  // primary one's scalar (allocatable − used) fills Row::unitsFree, any of them sets kHasGpu.
+  void reset(uint32_t idLimit, const GpuResourceConfig& resources);
   // Fills node.id's row from `node`.
   void set(const NodeInfo& node);
 
   uint32_t idLimit() const { return static_cast<uint32_t>(rows_.size()); }
   std::string_view primary() const { return primary_; }
+  const GpuResourceConfig& resources() const { return resources_; }
   const Row& row(uint32_t id) const { return rows_[id]; }
   const Row* rows() const { return rows_.data(); }
   // The name of an interned GPU model id seen on a live node; empty for ids never seen.
@@ -59,6 +64,7 @@ class NodeColumns {
   uint64_t version = 0;
 
  private:
+  GpuResourceConfig resources_;
   std::string primary_;
   std::vector<Row> rows_;
   std::vector<std::string> modelNames_;
@@ -69,6 +75,21 @@ enum ColumnVerdict : uint8_t {
   kColumnUndecided = 0,  // left to the plugins' ordinary Filter (all of them, in order)
   kColumnPass = 1,       // passes every column filter run so far
   kColumnFailed = 2,     // rejected; its Status is written
+};
+
+// A scoring plugin that can also score from NodeColumns: Profile::scoreTotalsColumns calls
+// preScoreColumns instead of preScore and, when it returns true, scoreColumns instead of score;
+// when it returns false, preScore and score as usual. nodes[i] is node ids[i]'s record, for what
+// the rows do not hold. Scores must equal score()'s.
+class ColumnScorer {
+ public:
+  virtual bool preScoreColumns(CycleState& state, const ClusterState& cluster, int index, const NodeColumns& columns,
+                               std::span<const uint32_t> ids, NodeSpan nodes) const = 0;
+  virtual void scoreColumns(const CycleState& state, int index, const NodeColumns& columns,
+                            std::span<const uint32_t> ids, NodeSpan nodes, std::span<int32_t> out) const = 0;
+
+ protected:
+  ~ColumnScorer() = default;
 };
 
 // A Filter plugin that can also judge nodes from NodeColumns. Profile::filterColumns uses it

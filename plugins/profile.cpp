@@ -160,6 +160,47 @@ std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterSt
   return {totals, n};
 }
 
+std::span<const int64_t> Profile::scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                                     std::span<const uint32_t> ids, const NodeColumns& columns,
+                                                     ProfileScratch& scratch) const {
+  assert(ids.size() == nodes.size());
+  const size_t n = nodes.size();
+  for (uint32_t id : ids) {
+    if (id >= columns.idLimit()) return scoreTotals(state, cluster, nodes, scratch);
+  }
+  scratch.totals_.assign(n, 0);
+  scratch.pluginScores_.resize(n);
+  int32_t* scores = scratch.pluginScores_.data();
+  int64_t* totals = scratch.totals_.data();
+  for (size_t p = 0; p < plugins_.size(); ++p) {
+    const Plugin& plugin = *plugins_[p].plugin;
+    if (!plugin.scores()) continue;
+    const int idx = static_cast<int>(p);
+    std::fill_n(scores, n, 0);
+    const std::span<int32_t> out(scores, n);
+    const auto* scorer = dynamic_cast<const ColumnScorer*>(&plugin);
+    if (scorer != nullptr && scorer->preScoreColumns(state, cluster, idx, columns, ids, nodes)) {
+      scorer->scoreColumns(state, idx, columns, ids, nodes, out);
+    } else {
+      plugin.preScore(state, cluster, idx, nodes);
+      plugin.score(state, idx, nodes, out);
+    }
+    plugin.normalizeScore(state, idx, out);
+    const int64_t w = plugins_[p].weight;
+    for (size_t j = 0; j < n; ++j) {
+      assert(scores[j] >= 0 && scores[j] <= kMaxNodeScore);
+      totals[j] += w * std::clamp(scores[j], 0, kMaxNodeScore);
+    }
+  }
+  return {totals, n};
+}
+
+void Profile::extenderScoresColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                    std::span<const uint32_t> ids, const NodeColumns& columns,
+                                    std::span<int32_t> out, ProfileScratch& scratch) const {
+  toExtenderScores(scoreTotalsColumns(state, cluster, nodes, ids, columns, scratch), out);
+}
+
 void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_t> out) {
   assert(out.size() == totals.size());
   if (totals.empty()) return;

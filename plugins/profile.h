@@ -91,6 +91,16 @@ class Profile {
   std::span<const int64_t> scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                                        ProfileScratch& scratch) const;
 
+  // scoreTotals for nodes with rows in `columns` (ids[i] is nodes[i]'s id): the same totals,
+  // with each plugin that has a column scorer reading the rows.
+  std::span<const int64_t> scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                              std::span<const uint32_t> ids, const NodeColumns& columns,
+                                              ProfileScratch& scratch) const;
+  // extenderScores through scoreTotalsColumns.
+  void extenderScoresColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<int32_t> out,
+                             ProfileScratch& scratch) const;
+
   // scoreTotals mapped to the wire range; out.size() == nodes.size().
   void extenderScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes, std::span<int32_t> out,
                       ProfileScratch& scratch) const;

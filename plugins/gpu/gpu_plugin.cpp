@@ -65,7 +65,7 @@ struct GpuCycle final : PluginState {
   }
 };
 
-class GpuPlugin final : public Plugin, public ColumnFilter {
+class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
  public:
   explicit GpuPlugin(Args args) : args_(std::move(args)), primary_(args_.resources.primary()) {}
 
@@ -206,7 +206,7 @@ class GpuPlugin final : public Plugin, public ColumnFilter {
     for (size_t i = 0; i < ids.size(); ++i) {
       if (verdict[i] != kColumnPass) continue;
       const uint32_t id = ids[i];
-      if (id >= limit || rows[id].live == 0) {
+      if (id >= limit || (rows[id].flags & NodeColumns::kLive) == 0) {
         verdict[i] = kColumnUndecided;
         continue;
       }
@@ -287,6 +287,58 @@ class GpuPlugin final : public Plugin, public ColumnFilter {
       }
       // Share of the node's GPUs in use once the pod is placed: binpack fills busy nodes first,
       // spread keeps the most headroom.
+      int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
+      if (spread && cap > 0) util = kMaxNodeScore - util;
+      out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);
+    }
+  }
+
+  bool preScoreColumns(CycleState& state, const ClusterState&, int index, const NodeColumns& columns,
+                       std::span<const uint32_t> ids, NodeSpan) const override {
+    // CPU pods are steered by kHasGpu, which the rows hold for the profile's GPU resources.
+    if (!state.pod.wantsGpu() && args_.steerCpuPods &&
+        columns.resources().resourceNames != args_.resources.resourceNames) {
+      return false;
+    }
+    auto& c = *static_cast<GpuCycle*>(state.slot(index));
+    const NodeColumns::Row* rows = columns.rows();
+    int32_t maxMem = 0;
+    for (uint32_t id : ids) maxMem = std::max(maxMem, rows[id].gpuMemoryMiB);
+    c.maxMemoryMiB = maxMem;
+    return true;
+  }
+
+  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                    NodeSpan nodes, std::span<int32_t> out) const override {
+    const PodInfo& pod = state.pod;
+    const auto& c = *static_cast<const GpuCycle*>(state.slot(index));
+    const NodeColumns::Row* rows = columns.rows();
+    if (!pod.wantsGpu()) {
+      if (!args_.steerCpuPods) return;  // neutral: all 0
+      for (size_t i = 0; i < ids.size(); ++i) out[i] = (rows[ids[i]].flags & NodeColumns::kHasGpu) ? 0 : kMaxNodeScore;
+      return;
+    }
+    // score() above, reading the rows; the scalar case and a clamped row read the record.
+    const int64_t mw = args_.memoryWeight, pw = args_.policyWeight, wsum = mw + pw;
+    const int64_t maxMem = c.maxMemoryMiB;
+    const int64_t podMilli = pod.gpuTotalMilli();
+    const bool spread = c.policy == Policy::Spread;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const NodeColumns::Row& r = rows[ids[i]];
+      const int64_t mem = maxMem > 0 ? int64_t{r.gpuMemoryMiB} * kMaxNodeScore / maxMem : 0;
+      int64_t used, cap;
+      if (c.perGpu && r.gpuCount > 0) {
+        used = r.usedMilli;
+        if (r.flags & NodeColumns::kUsedClamped) {
+          used = 0;
+          for (int g = 0; g < nodes[i]->gpuCount; ++g) used += nodes[i]->gpuUsedMilli[g];
+        }
+        cap = int64_t{r.gpuCount} * kMilliPerGpu;
+      } else {
+        const ScalarResource* sc = nodes[i]->scalar(pod.gpuResource);
+        used = sc != nullptr ? sc->used * kMilliPerGpu : 0;
+        cap = sc != nullptr ? sc->allocatable * kMilliPerGpu : 0;
+      }
       int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
       if (spread && cap > 0) util = kMaxNodeScore - util;
       out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);

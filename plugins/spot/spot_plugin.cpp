@@ -11,7 +11,7 @@ struct SpotCycle final : PluginState {
   bool tolerant = false;
 };
 
-class SpotPlugin final : public Plugin, public ColumnFilter {
+class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
  public:
   explicit SpotPlugin(Args args) : args_(std::move(args)) {}
 
@@ -51,6 +51,20 @@ class SpotPlugin final : public Plugin, public ColumnFilter {
       }
     }
     return true;
+  }
+
+  bool preScoreColumns(CycleState&, const ClusterState&, int, const NodeColumns&, std::span<const uint32_t>,
+                       NodeSpan) const override {
+    return true;  // no PreScore
+  }
+
+  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                    NodeSpan, std::span<int32_t> out) const override {
+    if (!static_cast<const SpotCycle*>(state.slot(index))->tolerant) return;
+    const int32_t onSpot = args_.preferSpot ? kMaxNodeScore : 0;
+    const int32_t offSpot = kMaxNodeScore - onSpot;
+    const NodeColumns::Row* rows = columns.rows();
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = rows[ids[i]].capacityType == CapacityType::Spot ? onSpot : offSpot;
   }
 
   void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {

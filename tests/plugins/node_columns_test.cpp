@@ -4,6 +4,7 @@
 // column filters leave to Filter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ Nodes fleet(uint32_t seed, int count) {
     NodeBuilder b;
     b.name("node-" + std::to_string(i));
     b.capacity(pick(4) == 0 ? CapacityType::Spot : CapacityType::OnDemand);
+    b.zone(static_cast<uint16_t>(pick(4)));  // 0: no zone
+    b.cpu(64000, 1000 * pick(60));
     const int kind = pick(10);
     if (kind == 0) {
       // CPU only.
@@ -83,12 +86,19 @@ std::vector<codec::Pod> pods() {
   p.push_back(PodBuilder().gpu(3).annotation("fleetsched.io/gpu-policy", "spread").build());
   p.push_back(PodBuilder().request("nvidia.com/mig-1g.10gb", 1).build());  // not per-GPU: Filter only
   p.push_back(PodBuilder().gpu(1).milli(5000).build());                    // PreFilter rejects it
+  // Zone scoring: a workload with pods in the cluster, and a gang's first pod (pack by free).
+  p.push_back(PodBuilder().gpu(1).owner("Job", "counted").build());
+  p.push_back(PodBuilder().gpu(2).owner("Job", "first").annotation("fleetsched.io/zone-policy", "pack").build());
+  p.push_back(PodBuilder().cpu(100).owner("Job", "first").annotation("fleetsched.io/zone-policy", "pack").build());
+  p.push_back(PodBuilder().gpu(1).owner("Job", "counted").annotation("fleetsched.io/zone-policy", "pack").spotTolerant().build());
   return p;
 }
 
 NodeColumns columnsOf(const Nodes& nodes, std::string_view primary) {
   NodeColumns c;
-  c.reset(static_cast<uint32_t>(nodes.size()), primary);
+  GpuResourceConfig resources;
+  resources.resourceNames = {std::string(primary)};
+  c.reset(static_cast<uint32_t>(nodes.size()), resources);
   for (size_t i = 0; i < nodes.size(); ++i) c.set(nodes[i]);
   return c;
 }
@@ -207,13 +217,39 @@ TEST(NodeColumns, DecidesFromTheRowsNotTheRecords) {
   EXPECT_EQ(runSlow(h, pod, nodes).statuses[0].code, Code::Unschedulable);
 }
 
+TEST(NodeColumns, ScoreTotalsColumnsAgreesWithScoreTotals) {
+  for (uint32_t seed : {4u, 5u}) {
+    const Nodes nodes = fleet(seed, 500);
+    const NodeColumns columns = columnsOf(nodes, "nvidia.com/gpu");
+    const std::vector<codec::Pod> all = pods();
+    for (size_t p = 0; p < all.size(); ++p) {
+      Harness h = defaultHarness();
+      h.cluster.set("ns/Job/counted", 1, 3);
+      h.cluster.set("ns/Job/counted", 2, 1);
+      const std::string what = "seed " + std::to_string(seed) + " pod " + std::to_string(p);
+      std::vector<Status> statuses(nodes.size());
+      NodeSpan feasible = h.profile().runFilter(all[p], h.state, h.cluster, nodes.span(), statuses, h.scratch);
+      std::vector<const NodeInfo*> kept(feasible.begin(), feasible.end());
+      if (kept.empty()) continue;
+      std::vector<uint32_t> ids;
+      for (const NodeInfo* n : kept) ids.push_back(n->id);
+      const auto slowSpan = h.profile().scoreTotals(h.state, h.cluster, kept, h.scratch);
+      const std::vector<int64_t> slow(slowSpan.begin(), slowSpan.end());
+      const auto fastSpan = h.profile().scoreTotalsColumns(h.state, h.cluster, kept, ids, columns, h.scratch);
+      const std::vector<int64_t> fast(fastSpan.begin(), fastSpan.end());
+      EXPECT_EQ(slow, fast) << what;
+      EXPECT_NE(*std::max_element(slow.begin(), slow.end()), *std::min_element(slow.begin(), slow.end())) << what;
+    }
+  }
+}
+
 TEST(NodeColumns, RowsSummariseTheLedger) {
   Nodes nodes;
   nodes.add(NodeBuilder().gpus(4, 40960).used({1000, 250, 0, 600}).model("Tesla-T4").scalar("nvidia.com/gpu", 4, 3).build());
   nodes.add(NodeBuilder().build());
   const NodeColumns c = columnsOf(nodes, "nvidia.com/gpu");
   const NodeColumns::Row& r = c.row(0);
-  EXPECT_EQ(r.live, 1);
+  EXPECT_EQ(r.flags, NodeColumns::kLive | NodeColumns::kHasGpu);
   EXPECT_EQ(r.gpuCount, 4);
   EXPECT_EQ(r.freeWhole, 1);
   EXPECT_EQ(r.maxFreeMilli, 1000);
