@@ -20,6 +20,7 @@ struct ZoneCycle final : PluginState {
   std::vector<uint32_t> count;  // per zone id: pods of the workload
   std::vector<int64_t> free;    // per zone id: free GPU milli (or CPU) on the scored nodes
   std::vector<uint8_t> seen;    // per zone id: a scored node is in the zone
+  mutable std::vector<int32_t> zoneScore;  // per zone id: Score's result (scratch)
   // PreScore's result: score = base + scale * value, min–max over the seen zones.
   bool neutral = true;
   bool useFree = false;
@@ -141,15 +142,16 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
     const int64_t range = c.hi - c.lo;
     const bool higherIsBetter = c.policy == Policy::Pack;
     const size_t zones = c.seen.size();
-    for (size_t i = 0; i < count; ++i) {
-      const uint16_t z = zoneOf(i);
-      if (z == 0 || z >= zones) {
-        out[i] = kNeutral;
-        continue;
-      }
+    // A score depends only on the zone: one division per zone, then a lookup per node.
+    c.zoneScore.assign(zones, kNeutral);
+    for (size_t z = 1; z < zones; ++z) {
       const int64_t v = c.useFree ? c.free[z] : int64_t{c.count[z]};
       const int64_t s = (v - c.lo) * kMaxNodeScore / range;
-      out[i] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
+      c.zoneScore[z] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const uint16_t z = zoneOf(i);
+      out[i] = z < zones ? c.zoneScore[z] : kNeutral;  // zone 0 holds kNeutral
     }
   }
 
