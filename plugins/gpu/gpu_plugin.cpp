@@ -217,6 +217,12 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
       }
       const NodeColumns::Row& r = rows[id];
       const int32_t total = r.gpuCount;
+      // The passing case with one branch (& not &&): which nodes fail is data, not a pattern.
+      const int32_t freeNow = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
+      const bool passes = (total > 0) & (need <= total) & (freeNow >= need) &
+                          (int64_t{r.gpuMemoryMiB} >= minMemory || minMemory <= 0) &
+                          (!units | (r.unitsFree == NodeColumns::kNoUnits) | (r.unitsFree >= need));
+      if (passes && !checkModel) continue;
       if (total == 0) {
         // No ledger: filter() takes the resource's scalar; without one the node has none.
         if (r.unitsFree == NodeColumns::kNoUnits) {
