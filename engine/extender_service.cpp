@@ -193,19 +193,34 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
       resolveNames(snap);
       rememberListBytes(req.body);
     }
-    const size_t count = memo_->ids.size();
-    for (uint32_t i = 0; i < count; ++i) {
-      const uint32_t id = memo_->ids[i];
-      const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
-      if (n != nullptr) {
-        nodes_.push_back(n);
-        nodeIds_.push_back(id);
-        inputIndex_.push_back(i);
-      } else {
-        const uint32_t from = i == 0 ? 0 : memo_->ends[i - 1];
-        unknown_.push_back(std::string_view(memo_->names).substr(from, memo_->ends[i] - from));
+    NameListMemo& m = *memo_;
+    if (m.resolvedVersion != snap.version() || m.resolvedGeneration != m.generation || snap.version() == 0) {
+      // Records move with every published version; within one version the same list resolves
+      // to the same records, so a steady cluster walks the list once, not once per request.
+      m.nodes.clear();
+      m.nodeIds.clear();
+      m.inputIndex.clear();
+      m.unknown.clear();
+      const size_t count = m.ids.size();
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t id = m.ids[i];
+        const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+        if (n != nullptr) {
+          m.nodes.push_back(n);
+          m.nodeIds.push_back(id);
+          m.inputIndex.push_back(i);
+        } else {
+          const uint32_t from = i == 0 ? 0 : m.ends[i - 1];
+          m.unknown.push_back(std::string_view(m.names).substr(from, m.ends[i] - from));
+        }
       }
+      m.resolvedVersion = snap.version();
+      m.resolvedGeneration = m.generation;
     }
+    nodes_.assign(m.nodes.begin(), m.nodes.end());
+    nodeIds_.assign(m.nodeIds.begin(), m.nodeIds.end());
+    inputIndex_.assign(m.inputIndex.begin(), m.inputIndex.end());
+    unknown_.assign(m.unknown.begin(), m.unknown.end());
   } else {
     requestNodes_.resize(args_.nodes.size());
     for (uint32_t i = 0; i < args_.nodes.size(); ++i) {
@@ -249,6 +264,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   memo_->rawValid = false;
   memo_->valid = true;
   memo_->nameSet = nameSet;
+  ++memo_->generation;
   memo_->names.clear();
   memo_->ends.clear();
   memo_->ids.clear();

@@ -139,6 +139,15 @@ class ExtenderService : public BatchHandler {
     std::vector<uint32_t> ids;      // an id or kNoNode per name
     bool rawValid = false;
     std::string raw;                // the list's JSON between the brackets, as last sent
+    uint64_t generation = 0;        // bumped whenever names/ids change
+    // The list resolved against one snapshot version (decodeArgs' nodes_, nodeIds_,
+    // inputIndex_, unknown_): reused while neither the list nor the version changes.
+    uint64_t resolvedVersion = 0;
+    uint64_t resolvedGeneration = 0;
+    std::vector<const plugins::NodeInfo*> nodes;
+    std::vector<uint32_t> nodeIds;
+    std::vector<uint32_t> inputIndex;
+    std::vector<std::string_view> unknown;
   };
   NameListMemo memos_[2];
   NameListMemo* memo_ = &memos_[0];
