@@ -338,7 +338,6 @@ const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& 
     columns_.reset(snap.idLimit(), resources);
     snap.forEachNode([&](const plugins::NodeInfo& n) { columns_.set(n); });
     columns_.version = snap.version();
-    if (getenv("NN_DEBUG")) fprintf(stderr, "rebuild columns v=%lu\n", (unsigned long)snap.version());
   }
   return &columns_;
 }
