@@ -33,6 +33,12 @@ uint64_t nameSortPrefix(std::string_view s, size_t from);
 // hostsEncoded: every host is a JSON string already (quoted and escaped), copied as it is.
 void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded = false);
 
+// The same reply as encodeHostPriorityList(list, out, true) from per-host entry prefixes
+// (appendHostScorePrefix of each quoted host) and the scores: no per-entry field writing.
+void encodeHostScores(std::span<const std::string_view> prefixes, std::span<const int32_t> scores, std::string& out);
+// Appends `{"Host":` quotedHost `,"Score":`.
+void appendHostScorePrefix(std::string_view quotedHost, std::string& out);
+
 // Writes each node's `uids`, nodes sorted by name (duplicates: the last wins).
 void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out);
 

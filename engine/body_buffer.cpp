@@ -13,6 +13,10 @@ void BodyBuffer::reserve(size_t n) {
 }
 
 void BodyBuffer::append(const char* data, size_t len) {
+  if (data_ != nullptr && data == data_.get() + size_ && size_ + len <= capacity_) {
+    size_ += len;  // read into place (Server reads Content-Length bodies straight here)
+    return;
+  }
   if (size_ + len > capacity_) {
     size_t grown = capacity_ < 4096 ? 4096 : capacity_ * 2;
     reserve(grown < size_ + len ? size_ + len : grown);

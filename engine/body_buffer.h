@@ -18,7 +18,11 @@ class BodyBuffer {
   BodyBuffer(BodyBuffer&&) noexcept = default;
   BodyBuffer& operator=(BodyBuffer&&) noexcept = default;
 
+  // Appends len bytes. Bytes already in place (data == tail(), written there by a read into
+  // the buffer) are only counted, not copied.
   void append(const char* data, size_t len);
+  // Where the next byte goes; at least capacity() - size() writable bytes follow.
+  char* tail() { return data_.get() + size_; }
   // Makes room for at least n bytes of content without further allocation.
   void reserve(size_t n);
   // Drops the contents; keeps the allocation unless it is larger than keepCapacity.

@@ -194,19 +194,34 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
       resolveNames(snap);
       rememberListBytes(req.body);
     }
-    const size_t count = memo_->ids.size();
-    for (uint32_t i = 0; i < count; ++i) {
-      const uint32_t id = memo_->ids[i];
-      const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
-      if (n != nullptr) {
-        nodes_.push_back(n);
-        nodeIds_.push_back(id);
-        inputIndex_.push_back(i);
-      } else {
-        const uint32_t from = i == 0 ? 0 : memo_->ends[i - 1];
-        unknown_.push_back(std::string_view(memo_->names).substr(from, memo_->ends[i] - from));
+    NameListMemo& m = *memo_;
+    if (m.resolvedVersion != snap.version() || m.resolvedGeneration != m.generation || snap.version() == 0) {
+      // Records move with every published version; within one version the same list resolves
+      // to the same records, so a steady cluster walks the list once, not once per request.
+      m.nodes.clear();
+      m.nodeIds.clear();
+      m.inputIndex.clear();
+      m.unknown.clear();
+      const size_t count = m.ids.size();
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t id = m.ids[i];
+        const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+        if (n != nullptr) {
+          m.nodes.push_back(n);
+          m.nodeIds.push_back(id);
+          m.inputIndex.push_back(i);
+        } else {
+          const uint32_t from = i == 0 ? 0 : m.ends[i - 1];
+          m.unknown.push_back(std::string_view(m.names).substr(from, m.ends[i] - from));
+        }
       }
+      m.resolvedVersion = snap.version();
+      m.resolvedGeneration = m.generation;
     }
+    nodes_.assign(m.nodes.begin(), m.nodes.end());
+    nodeIds_.assign(m.nodeIds.begin(), m.nodeIds.end());
+    inputIndex_.assign(m.inputIndex.begin(), m.inputIndex.end());
+    unknown_.assign(m.unknown.begin(), m.unknown.end());
   } else {
     requestNodes_.resize(args_.nodes.size());
     for (uint32_t i = 0; i < args_.nodes.size(); ++i) {
@@ -250,6 +265,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   memo_->rawValid = false;
   memo_->valid = true;
   memo_->nameSet = nameSet;
+  ++memo_->generation;
   memo_->names.clear();
   memo_->ends.clear();
   memo_->ids.clear();
@@ -313,6 +329,30 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
   r.namesEncoded = true;
 }
 
+const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
+  if (!profile.hasColumnFilters()) return nullptr;
+  const plugins::GpuResourceConfig& resources = profile.gpuResources();
+  if (columns_.version != snap.version() || columns_.version == 0 ||
+      columns_.resources().resourceNames != resources.resourceNames) {
+    // One pass over the records in id order (chunk after chunk), once per published version:
+    // about what one filter over them cost, and every later verb on this version saves it.
+    columns_.reset(snap.idLimit(), resources);
+    snap.forEachNode([&](const plugins::NodeInfo& n) { columns_.set(n); });
+    columns_.version = snap.version();
+  }
+  return &columns_;
+}
+
+plugins::NodeSpan ExtenderService::runFilter(const plugins::Profile& profile, const cache::Snapshot& snap) {
+  statuses_.resize(nodes_.size());  // runFilter writes every entry
+  if (args_.mode() == codec::NodesMode::NodeNames) {
+    if (const plugins::NodeColumns* columns = columnsFor(profile, snap)) {
+      return profile.runFilterColumns(args_.pod, state_, snap, nodes_, nodeIds_, *columns, statuses_, scratch_);
+    }
+  }
+  return profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+}
+
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
@@ -320,8 +360,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.resize(nodes_.size());  // runFilter writes every entry
-  profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+  runFilter(profile, snap);
 
   codec::FilterResult& r = filterResult_;
   r.mode = args_.mode();
@@ -383,21 +422,27 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t parsed = uv_hrtime();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  statuses_.resize(nodes_.size());  // runFilter writes every entry
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0.
-  plugins::NodeSpan feasible = profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+  plugins::NodeSpan feasible = runFilter(profile, snap);
   scores_.assign(nodes_.size(), 0);
   if (!feasible.empty()) {
     // extenderScores reuses the scratch, so keep the feasible positions first.
     inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
     feasibleNodes_.assign(feasible.begin(), feasible.end());
     feasibleScores_.assign(feasibleNodes_.size(), 0);
-    profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
+    const plugins::NodeColumns* columns = names ? columnsFor(profile, snap) : nullptr;
+    if (columns != nullptr) {
+      feasibleIds_.clear();
+      for (uint32_t i : inputIndexFeasible_) feasibleIds_.push_back(nodeIds_[i]);
+      profile.extenderScoresColumns(state_, snap, feasibleNodes_, feasibleIds_, *columns, feasibleScores_, scratch_);
+    } else {
+      profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
+    }
     for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
   priorities_.clear();
-  const bool names = args_.mode() == codec::NodesMode::NodeNames;
   if (names) {
     // Hosts as the name table encodes them; unknown names escaped here.
     unknownQuoted_.clear();
@@ -409,15 +454,31 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
         unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
       }
     }
-    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({names_.quoted(nodeIds_[i]), scores_[i]});
-    for (size_t k = 0; k < unknown_.size(); ++k) priorities_.push_back({quotedUnknown(k), 0});
+    // Entries up to the score come from the name table; unknown names' are built here.
+    unknownPrefixes_.clear();
+    unknownPrefixOffset_.assign(1, 0);
+    for (size_t k = 0; k < unknown_.size(); ++k) {
+      codec::appendHostScorePrefix(quotedUnknown(k), unknownPrefixes_);
+      unknownPrefixOffset_.push_back(static_cast<uint32_t>(unknownPrefixes_.size()));
+    }
+    prefixes_.clear();
+    for (size_t i = 0; i < nodes_.size(); ++i) prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
+    for (size_t k = 0; k < unknown_.size(); ++k) {
+      prefixes_.push_back(std::string_view(unknownPrefixes_)
+                              .substr(unknownPrefixOffset_[k], unknownPrefixOffset_[k + 1] - unknownPrefixOffset_[k]));
+    }
+    scores_.resize(nodes_.size() + unknown_.size(), 0);  // unknown names score 0
   } else {
     for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
     for (std::string_view name : unknown_) priorities_.push_back({name, 0});
   }
   const uint64_t decided = uv_hrtime();
 
-  codec::encodeHostPriorityList(priorities_, req.response, names);
+  if (names) {
+    codec::encodeHostScores(prefixes_, scores_, req.response);
+  } else {
+    codec::encodeHostPriorityList(priorities_, req.response, false);
+  }
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 

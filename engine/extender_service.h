@@ -98,6 +98,11 @@ class ExtenderService : public BatchHandler {
   // when the shortcut does not apply (nothing reported: decode the body normally).
   bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
   void rememberListBytes(std::string_view body);
+  // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
+  // version moved on), or nullptr when the profile cannot use them.
+  const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // runFilter over nodes_, through the rows in NodeNames mode.
+  plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
   // NodeNames mode: the failed maps in name order with names from names_, unknown names last
   // merged in (filterResult_.failedSorted / namesEncoded).
   void orderFailed(const std::vector<uint32_t>& failed);
@@ -140,6 +145,8 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
   // ids) and the failed-map scratch.
   NodeNameTable names_;
+  // What the column filters read, per snapshot version (engine-side, like names_).
+  plugins::NodeColumns columns_;
   // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
   // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
   struct NameListMemo {
@@ -150,6 +157,15 @@ class ExtenderService : public BatchHandler {
     std::vector<uint32_t> ids;      // an id or kNoNode per name
     bool rawValid = false;
     std::string raw;                // the list's JSON between the brackets, as last sent
+    uint64_t generation = 0;        // bumped whenever names/ids change
+    // The list resolved against one snapshot version (decodeArgs' nodes_, nodeIds_,
+    // inputIndex_, unknown_): reused while neither the list nor the version changes.
+    uint64_t resolvedVersion = 0;
+    uint64_t resolvedGeneration = 0;
+    std::vector<const plugins::NodeInfo*> nodes;
+    std::vector<uint32_t> nodeIds;
+    std::vector<uint32_t> inputIndex;
+    std::vector<std::string_view> unknown;
   };
   NameListMemo memos_[2];
   NameListMemo* memo_ = &memos_[0];
@@ -164,11 +180,15 @@ class ExtenderService : public BatchHandler {
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<int32_t> scores_;
+  std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each entry up to its score
+  std::string unknownPrefixes_;
+  std::vector<uint32_t> unknownPrefixOffset_;
   std::vector<uint32_t> order_;          // preempt: victims by decreasing priority
   std::vector<std::string_view> keptUids_;
   std::vector<uint32_t> inputIndexFeasible_;
   std::vector<const plugins::NodeInfo*> feasibleNodes_;
   std::vector<int32_t> feasibleScores_;
+  std::vector<uint32_t> feasibleIds_;
   cache::NodeBuilder builder_;
   plugins::CycleState state_;
   plugins::ProfileScratch scratch_;

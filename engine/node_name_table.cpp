@@ -34,6 +34,13 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
     nameOffset_[limit] = static_cast<uint32_t>(names_.size());
     quotedOffset_[limit] = static_cast<uint32_t>(w.size());
   }
+  hostPrefixes_.clear();
+  hostPrefixOffset_.assign(limit + 1, 0);
+  for (uint32_t id = 0; id < limit; ++id) {
+    hostPrefixOffset_[id] = static_cast<uint32_t>(hostPrefixes_.size());
+    if (snap.node(id) != nullptr) codec::appendHostScorePrefix(quoted(id), hostPrefixes_);
+  }
+  hostPrefixOffset_[limit] = static_cast<uint32_t>(hostPrefixes_.size());
 
   // Bytewise order, as Go sorts map keys; the first 16 bytes as two big-endian integers decide
   // nearly every comparison without touching the strings. Names are unique within a node set.

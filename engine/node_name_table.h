@@ -5,7 +5,8 @@
 //               so a failed-nodes map is written in order by walking ranks: no string sort;
 //   quoted(id)  the name as a JSON string, quoted and escaped exactly as JsonWriter::string
 //               writes it, so replies copy it instead of scanning it;
-//   name(id)    the name itself.
+//   name(id)    the name itself;
+//   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score.
 //
 // refresh(snap) rebuilds only when the snapshot's node set changed (Snapshot::nameSetVersion):
 // pod events and reservations publish new snapshots but keep the table. The table owns copies
@@ -40,6 +41,9 @@ class NodeNameTable {
   std::string_view name(uint32_t id) const {
     return {names_.data() + nameOffset_[id], nameOffset_[id + 1] - nameOffset_[id]};
   }
+  std::string_view hostScorePrefix(uint32_t id) const {
+    return {hostPrefixes_.data() + hostPrefixOffset_[id], hostPrefixOffset_[id + 1] - hostPrefixOffset_[id]};
+  }
 
  private:
   bool built_ = false;
@@ -50,6 +54,8 @@ class NodeNameTable {
   std::vector<uint32_t> nameOffset_;  // by id, idLimit + 1 entries (holes are empty)
   std::string quoted_;
   std::vector<uint32_t> quotedOffset_;
+  std::string hostPrefixes_;
+  std::vector<uint32_t> hostPrefixOffset_;
 };
 
 }  // namespace fleetsched::engine

@@ -170,6 +170,23 @@ int RequestParser::onHeadersComplete(llhttp_t* p) {
   return 0;
 }
 
+size_t RequestParser::bodyRemaining() const {
+  if (phase_ != Phase::kBody || error_ != ParseError::kNone || pausedFor_ != Status::kNeedMore) return 0;
+  if ((parser_.flags & F_CHUNKED) != 0 || (parser_.flags & F_CONTENT_LENGTH) == 0) return 0;
+  return static_cast<size_t>(parser_.content_length);
+}
+
+size_t RequestParser::bodyRoom(size_t n, char** at) {
+  const size_t want = body_.size() + n;
+  if (want > body_.capacity()) {
+    // Grow geometrically up to the declared length (already checked against maxBodyBytes).
+    const size_t declared = body_.size() + bodyRemaining();
+    body_.reserve(std::max(want, std::min(declared, 2 * body_.capacity())));
+  }
+  *at = body_.tail();
+  return std::min(n, body_.capacity() - body_.size());
+}
+
 int RequestParser::onBody(llhttp_t* p, const char* at, size_t len) {
   RequestParser* s = self(p);
   if (s->body_.size() + len > s->limits_.maxBodyBytes) {

@@ -60,6 +60,13 @@ class RequestParser {
   bool http10() const { return http10_; }
   BodyBuffer& body() { return body_; }
 
+  // Content-Length body bytes still to come for the request being received; 0 outside such a
+  // body (headers, idle, chunked).
+  size_t bodyRemaining() const;
+  // Room for up to `n` (> 0, ≤ bodyRemaining()) more body bytes at the body's end: a read into it,
+  // then feed() of exactly those bytes, frames them without copying. Returns the room's size.
+  size_t bodyRoom(size_t n, char** at);
+
  private:
   static int onMessageBegin(llhttp_t* p);
   static int onUrl(llhttp_t* p, const char* at, size_t len);

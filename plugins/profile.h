@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "plugins/framework.h"
+#include "plugins/node_columns.h"
 #include "plugins/pod_info.h"
 
 namespace fleetsched::plugins {
@@ -39,6 +40,11 @@ class ProfileScratch {
   std::vector<Status> verdicts_;
   std::vector<int32_t> pluginScores_;
   std::vector<int64_t> totals_;
+  // filterColumns: a ColumnVerdict per node, the nodes left to filter() and their places.
+  std::vector<uint8_t> pass_;
+  std::vector<const NodeInfo*> slowNodes_;
+  std::vector<uint32_t> slowIndex_;
+  std::vector<Status> slowOut_;
   size_t live_ = 0;
 };
 
@@ -67,10 +73,33 @@ class Profile {
   NodeSpan runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                      std::span<Status> out, ProfileScratch& scratch) const;
 
+  // filter() for nodes that have rows in `columns` (ids[i] is nodes[i]'s id, the rows describe
+  // the same version of them): the same verdicts and feasible nodes. The plugins' column filters
+  // prove most passes from the rows; filter() runs only over the nodes left. Falls back to
+  // filter() over every node when a filtering plugin has no column filter or declines the pod.
+  NodeSpan filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
+                         const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const;
+  // preFilter + filterColumns, as runFilter.
+  NodeSpan runFilterColumns(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                            std::span<const uint32_t> ids, const NodeColumns& columns, std::span<Status> out,
+                            ProfileScratch& scratch) const;
+  // True when every filtering plugin has a column filter (filterColumns can avoid filter()).
+  bool hasColumnFilters() const { return columnFilters_; }
+
   // Weighted sum of the scoring plugins' 0..100 scores for each node of `nodes` (normally the
   // feasible ones). Higher is better; the result has nodes.size() entries.
   std::span<const int64_t> scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                                        ProfileScratch& scratch) const;
+
+  // scoreTotals for nodes with rows in `columns` (ids[i] is nodes[i]'s id): the same totals,
+  // with each plugin that has a column scorer reading the rows.
+  std::span<const int64_t> scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                              std::span<const uint32_t> ids, const NodeColumns& columns,
+                                              ProfileScratch& scratch) const;
+  // extenderScores through scoreTotalsColumns.
+  void extenderScoresColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<int32_t> out,
+                             ProfileScratch& scratch) const;
 
   // scoreTotals mapped to the wire range; out.size() == nodes.size().
   void extenderScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes, std::span<int32_t> out,
@@ -95,6 +124,7 @@ class Profile {
   std::string name_;
   GpuResourceConfig gpuResources_;
   std::vector<Entry> plugins_;
+  bool columnFilters_ = false;
 };
 
 }  // namespace fleetsched::plugins

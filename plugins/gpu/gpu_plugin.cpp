@@ -7,6 +7,7 @@
 #include "plugins/annotations.h"
 #include "plugins/args_reader.h"
 #include "plugins/gpu_select.h"
+#include "plugins/node_columns.h"
 #include "plugins/reason_cache.h"
 
 namespace fleetsched::plugins::gpu {
@@ -18,6 +19,11 @@ constexpr Status kBadMinMemory{Code::UnschedulableAndUnresolvable,
                                "invalid annotation fleetsched.io/gpu-min-memory: want a positive integer (MiB)"};
 constexpr Status kBadPolicy{Code::UnschedulableAndUnresolvable,
                             "invalid annotation fleetsched.io/gpu-policy: want binpack or spread"};
+
+// Bounds under which scoreColumns' 32-bit arithmetic cannot overflow: memory × 100 and
+// (used + demand) × 100 stay below 2^31.
+constexpr int64_t kNarrowMemoryMiB = 20'000'000;
+constexpr int64_t kNarrowPodMilli = 20'000'000;
 
 enum ReasonKind : uint32_t { kNoGpu, kTooFew, kNotFree, kNotFreeShared, kNotFreeUnits, kModel, kMemory };
 
@@ -64,7 +70,7 @@ struct GpuCycle final : PluginState {
   }
 };
 
-class GpuPlugin final : public Plugin {
+class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
  public:
   explicit GpuPlugin(Args args) : args_(std::move(args)), primary_(args_.resources.primary()) {}
 
@@ -144,18 +150,15 @@ class GpuPlugin final : public Plugin {
         continue;
       }
       if (checkModel && !modelOk(c, n)) {
-        out[i] = {Code::UnschedulableAndUnresolvable, modelReason(state, c, n)};
+        out[i] = {Code::UnschedulableAndUnresolvable, modelReason(state, c, n.gpuModel, n.gpuModelName)};
         continue;
       }
       if (c.minMemoryMiB > 0 && n.gpuMemoryMiB < c.minMemoryMiB) {
-        out[i] = {Code::UnschedulableAndUnresolvable, memoryReason(state, c, n)};
+        out[i] = {Code::UnschedulableAndUnresolvable, memoryReason(state, c, n.gpuMemoryMiB)};
         continue;
       }
       if (need > total) {
-        out[i] = {Code::UnschedulableAndUnresolvable, c.reasons.get(kTooFew, total, 0, state, [&] {
-                    return "node has " + std::to_string(total) + " " + std::string(pod.gpuResource) +
-                           ", pod needs " + std::to_string(need);
-                  })};
+        out[i] = {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)};
         continue;
       }
       int64_t free;
@@ -181,6 +184,84 @@ class GpuPlugin final : public Plugin {
       }
       if (free < need) out[i] = {Code::Unschedulable, notFreeReason(state, c, pod, free, total)};
     }
+  }
+
+  // filter() above from the rows, per-GPU case: the same checks in the same order, with the
+  // same reasons. Left to filter(): nodes without the per-GPU ledger that still have the
+  // resource, unknown model ids, and too few units as kube-scheduler counts them.
+  bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                     std::span<uint8_t> verdict, std::span<Status> out) const override {
+    const PodInfo& pod = state.pod;
+    if (!pod.wantsGpu()) return true;  // filter() passes every node
+    auto& c = *static_cast<GpuCycle*>(state.slot(index));
+    // Scalar-only resources (MIG profiles) and a table built for another resource: filter().
+    if (!c.perGpu || columns.primary() != primary_) return false;
+    const int32_t need = pod.gpuCount;
+    const int32_t milli = pod.gpuMilli;
+    if (milli < kMilliPerGpu && need != 1) return false;  // derivePodInfo never makes one
+    const bool checkModel = c.constrainsModel();
+    const int64_t minMemory = c.minMemoryMiB;
+    const bool units = args_.countWholeDevices;
+    const NodeColumns::Row* rows = columns.rows();
+    const uint32_t limit = columns.idLimit();
+    auto fail = [&](size_t i, Status s) {
+      verdict[i] = kColumnFailed;
+      out[i] = s;
+    };
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (verdict[i] != kColumnPass) continue;
+      const uint32_t id = ids[i];
+      if (id >= limit || (rows[id].flags & NodeColumns::kLive) == 0) {
+        verdict[i] = kColumnUndecided;
+        continue;
+      }
+      const NodeColumns::Row& r = rows[id];
+      const int32_t total = r.gpuCount;
+      // The passing case with one branch (& not &&): which nodes fail is data, not a pattern.
+      const int32_t freeNow = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
+      const bool passes = (total > 0) & (need <= total) & (freeNow >= need) &
+                          (int64_t{r.gpuMemoryMiB} >= minMemory || minMemory <= 0) &
+                          (!units | (r.unitsFree == NodeColumns::kNoUnits) | (r.unitsFree >= need));
+      if (passes && !checkModel) continue;
+      if (total == 0) {
+        // No ledger: filter() takes the resource's scalar; without one the node has none.
+        if (r.unitsFree == NodeColumns::kNoUnits) {
+          fail(i, {Code::UnschedulableAndUnresolvable, noGpuReason(state, c, pod)});
+        } else {
+          verdict[i] = kColumnUndecided;
+        }
+        continue;
+      }
+      if (checkModel) {
+        if (r.gpuModel == 0 || r.gpuModel >= c.modelVerdict.size()) {
+          verdict[i] = kColumnUndecided;
+          continue;
+        }
+        uint8_t& v = c.modelVerdict[r.gpuModel];
+        if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
+        if (v != 1) {
+          fail(i, {Code::UnschedulableAndUnresolvable, modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel))});
+          continue;
+        }
+      }
+      if (minMemory > 0 && r.gpuMemoryMiB < minMemory) {
+        fail(i, {Code::UnschedulableAndUnresolvable, memoryReason(state, c, r.gpuMemoryMiB)});
+        continue;
+      }
+      if (need > total) {
+        fail(i, {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)});
+        continue;
+      }
+      // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
+      // freest one has room, and none has when it does not.
+      const int32_t free = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
+      if (free < need) {
+        fail(i, {Code::Unschedulable, notFreeReason(state, c, pod, free, total)});
+      } else if (units && r.unitsFree != NodeColumns::kNoUnits && r.unitsFree < need) {
+        verdict[i] = kColumnUndecided;  // its reason names the allocatable count: filter()
+      }
+    }
+    return true;
   }
 
   void preScore(CycleState& state, const ClusterState&, int index, NodeSpan nodes) const override {
@@ -217,6 +298,73 @@ class GpuPlugin final : public Plugin {
       }
       // Share of the node's GPUs in use once the pod is placed: binpack fills busy nodes first,
       // spread keeps the most headroom.
+      int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
+      if (spread && cap > 0) util = kMaxNodeScore - util;
+      out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);
+    }
+  }
+
+  bool preScoreColumns(CycleState& state, const ClusterState&, int index, const NodeColumns& columns,
+                       std::span<const uint32_t> ids, NodeSpan) const override {
+    // CPU pods are steered by kHasGpu, which the rows hold for the profile's GPU resources.
+    if (!state.pod.wantsGpu() && args_.steerCpuPods &&
+        columns.resources().resourceNames != args_.resources.resourceNames) {
+      return false;
+    }
+    auto& c = *static_cast<GpuCycle*>(state.slot(index));
+    const NodeColumns::Row* rows = columns.rows();
+    int32_t maxMem = 0;
+    for (uint32_t id : ids) maxMem = std::max(maxMem, rows[id].gpuMemoryMiB);
+    c.maxMemoryMiB = maxMem;
+    return true;
+  }
+
+  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                    NodeSpan nodes, std::span<int32_t> out) const override {
+    const PodInfo& pod = state.pod;
+    const auto& c = *static_cast<const GpuCycle*>(state.slot(index));
+    const NodeColumns::Row* rows = columns.rows();
+    if (!pod.wantsGpu()) {
+      if (!args_.steerCpuPods) return;  // neutral: all 0
+      for (size_t i = 0; i < ids.size(); ++i) out[i] = (rows[ids[i]].flags & NodeColumns::kHasGpu) ? 0 : kMaxNodeScore;
+      return;
+    }
+    // score() above, reading the rows; the scalar case and a clamped row read the record.
+    const int64_t mw = args_.memoryWeight, pw = args_.policyWeight, wsum = mw + pw;
+    const int64_t maxMem = c.maxMemoryMiB;
+    const int64_t podMilli = pod.gpuTotalMilli();
+    const bool spread = c.policy == Policy::Spread;
+    // The usual node (per-GPU ledger, memory and demand of sane size) in unsigned 32-bit
+    // arithmetic: no operand can overflow it, so the quotients are score()'s, at a fraction of
+    // the cost of three 64-bit divisions per node.
+    const bool narrowPod = c.perGpu && maxMem > 0 && maxMem <= kNarrowMemoryMiB && podMilli >= 0 &&
+                           podMilli <= kNarrowPodMilli && mw <= kMaxNodeScore && pw <= kMaxNodeScore;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const NodeColumns::Row& r = rows[ids[i]];
+      if (narrowPod && r.gpuCount > 0 && r.gpuMemoryMiB >= 0 && !(r.flags & NodeColumns::kUsedClamped)) {
+        const uint32_t mem = static_cast<uint32_t>(r.gpuMemoryMiB) * kMaxNodeScore / static_cast<uint32_t>(maxMem);
+        const uint32_t cap = uint32_t{r.gpuCount} * kMilliPerGpu;
+        uint32_t util =
+            std::min<uint32_t>((r.usedMilli + static_cast<uint32_t>(podMilli)) * kMaxNodeScore / cap, kMaxNodeScore);
+        if (spread) util = kMaxNodeScore - util;
+        out[i] = static_cast<int32_t>((static_cast<uint32_t>(mw) * mem + static_cast<uint32_t>(pw) * util) /
+                                      static_cast<uint32_t>(wsum));
+        continue;
+      }
+      const int64_t mem = maxMem > 0 ? int64_t{r.gpuMemoryMiB} * kMaxNodeScore / maxMem : 0;
+      int64_t used, cap;
+      if (c.perGpu && r.gpuCount > 0) {
+        used = r.usedMilli;
+        if (r.flags & NodeColumns::kUsedClamped) {
+          used = 0;
+          for (int g = 0; g < nodes[i]->gpuCount; ++g) used += nodes[i]->gpuUsedMilli[g];
+        }
+        cap = int64_t{r.gpuCount} * kMilliPerGpu;
+      } else {
+        const ScalarResource* sc = nodes[i]->scalar(pod.gpuResource);
+        used = sc != nullptr ? sc->used * kMilliPerGpu : 0;
+        cap = sc != nullptr ? sc->allocatable * kMilliPerGpu : 0;
+      }
       int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
       if (spread && cap > 0) util = kMaxNodeScore - util;
       out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);
@@ -285,19 +433,25 @@ class GpuPlugin final : public Plugin {
     });
   }
 
-  static std::string_view modelReason(const CycleState& state, GpuCycle& c, const NodeInfo& n) {
+  static std::string_view modelReason(const CycleState& state, GpuCycle& c, uint16_t model, std::string_view name) {
     auto format = [&] {
-      return "GPU model " + (n.gpuModelName.empty() ? std::string("unknown") : std::string(n.gpuModelName)) +
-             " not allowed";
+      return "GPU model " + (name.empty() ? std::string("unknown") : std::string(name)) + " not allowed";
     };
-    if (n.gpuModel == 0) return state.keep(format());
-    return c.reasons.get(kModel, n.gpuModel, 0, state, format);
+    if (model == 0) return state.keep(format());
+    return c.reasons.get(kModel, model, 0, state, format);
   }
 
-  static std::string_view memoryReason(const CycleState& state, GpuCycle& c, const NodeInfo& n) {
-    return c.reasons.get(kMemory, n.gpuMemoryMiB, 0, state, [&] {
-      return "GPU memory " + (n.gpuMemoryMiB > 0 ? std::to_string(n.gpuMemoryMiB) + " MiB" : std::string("unknown")) +
+  static std::string_view memoryReason(const CycleState& state, GpuCycle& c, int32_t memoryMiB) {
+    return c.reasons.get(kMemory, memoryMiB, 0, state, [&] {
+      return "GPU memory " + (memoryMiB > 0 ? std::to_string(memoryMiB) + " MiB" : std::string("unknown")) +
              " < required " + std::to_string(c.minMemoryMiB) + " MiB";
+    });
+  }
+
+  static std::string_view tooFewReason(const CycleState& state, GpuCycle& c, const PodInfo& pod, int64_t total) {
+    return c.reasons.get(kTooFew, total, 0, state, [&] {
+      return "node has " + std::to_string(total) + " " + std::string(pod.gpuResource) + ", pod needs " +
+             std::to_string(pod.gpuCount);
     });
   }
 

@@ -2,6 +2,7 @@
 
 #include "plugins/annotations.h"
 #include "plugins/args_reader.h"
+#include "plugins/node_columns.h"
 
 namespace fleetsched::plugins::spot {
 namespace {
@@ -10,7 +11,7 @@ struct SpotCycle final : PluginState {
   bool tolerant = false;
 };
 
-class SpotPlugin final : public Plugin {
+class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
  public:
   explicit SpotPlugin(Args args) : args_(std::move(args)) {}
 
@@ -33,6 +34,37 @@ class SpotPlugin final : public Plugin {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i]->capacityType == CapacityType::Spot) out[i] = {Code::UnschedulableAndUnresolvable, kNotTolerant};
     }
+  }
+
+  bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                     std::span<uint8_t> verdict, std::span<Status> out) const override {
+    if (static_cast<const SpotCycle*>(state.slot(index))->tolerant) return true;
+    const NodeColumns::Row* rows = columns.rows();
+    const uint32_t limit = columns.idLimit();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (verdict[i] != kColumnPass) continue;
+      if (ids[i] >= limit) {
+        verdict[i] = kColumnUndecided;
+      } else if (rows[ids[i]].capacityType == CapacityType::Spot) {
+        verdict[i] = kColumnFailed;
+        out[i] = {Code::UnschedulableAndUnresolvable, kNotTolerant};
+      }
+    }
+    return true;
+  }
+
+  bool preScoreColumns(CycleState&, const ClusterState&, int, const NodeColumns&, std::span<const uint32_t>,
+                       NodeSpan) const override {
+    return true;  // no PreScore
+  }
+
+  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                    NodeSpan, std::span<int32_t> out) const override {
+    if (!static_cast<const SpotCycle*>(state.slot(index))->tolerant) return;
+    const int32_t onSpot = args_.preferSpot ? kMaxNodeScore : 0;
+    const int32_t offSpot = kMaxNodeScore - onSpot;
+    const NodeColumns::Row* rows = columns.rows();
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = rows[ids[i]].capacityType == CapacityType::Spot ? onSpot : offSpot;
   }
 
   void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {

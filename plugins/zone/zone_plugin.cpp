@@ -4,6 +4,7 @@
 
 #include "plugins/annotations.h"
 #include "plugins/args_reader.h"
+#include "plugins/node_columns.h"
 
 namespace fleetsched::plugins::zone {
 namespace {
@@ -19,13 +20,14 @@ struct ZoneCycle final : PluginState {
   std::vector<uint32_t> count;  // per zone id: pods of the workload
   std::vector<int64_t> free;    // per zone id: free GPU milli (or CPU) on the scored nodes
   std::vector<uint8_t> seen;    // per zone id: a scored node is in the zone
+  mutable std::vector<int32_t> zoneScore;  // per zone id: Score's result (scratch)
   // PreScore's result: score = base + scale * value, min–max over the seen zones.
   bool neutral = true;
   bool useFree = false;
   int64_t lo = 0, hi = 0;
 };
 
-class ZonePlugin final : public Plugin {
+class ZonePlugin final : public Plugin, public ColumnScorer {
  public:
   explicit ZonePlugin(Args args) : args_(std::move(args)) {}
 
@@ -55,6 +57,38 @@ class ZonePlugin final : public Plugin {
   }
 
   void preScore(CycleState& state, const ClusterState& cluster, int index, NodeSpan nodes) const override {
+    prepare(state, cluster, index, nodes.size(), [&](size_t i) { return nodes[i]->zone; },
+            [&](size_t i) { return freeOn(state, *nodes[i]); });
+  }
+
+  bool preScoreColumns(CycleState& state, const ClusterState& cluster, int index, const NodeColumns& columns,
+                       std::span<const uint32_t> ids, NodeSpan nodes) const override {
+    const NodeColumns::Row* rows = columns.rows();
+    const bool gpu = state.pod.wantsGpu();
+    prepare(state, cluster, index, ids.size(), [&](size_t i) { return rows[ids[i]].zone; },
+            [&](size_t i) {
+              const NodeColumns::Row& r = rows[ids[i]];
+              if (!gpu || (r.flags & NodeColumns::kUsedClamped)) return freeOn(state, *nodes[i]);
+              return int64_t{r.gpuCount} * kMilliPerGpu - r.usedMilli;
+            });
+    return true;
+  }
+
+  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
+                    NodeSpan, std::span<int32_t> out) const override {
+    const NodeColumns::Row* rows = columns.rows();
+    scoreBy(state, index, ids.size(), [&](size_t i) { return rows[ids[i]].zone; }, out);
+  }
+
+  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+    scoreBy(state, index, nodes.size(), [&](size_t i) { return nodes[i]->zone; }, out);
+  }
+
+ private:
+  // PreScore over `count` nodes given by their zone id and free capacity for the pod.
+  template <class ZoneOf, class FreeOf>
+  void prepare(CycleState& state, const ClusterState& cluster, int index, size_t count, ZoneOf zoneOf,
+               FreeOf freeOf) const {
     auto& c = *static_cast<ZoneCycle*>(state.slot(index));
     c.neutral = true;
     if (!c.hasWorkload) return;
@@ -64,8 +98,9 @@ class ZonePlugin final : public Plugin {
     c.count.assign(zones, 0);
     c.seen.assign(zones, 0);
     cluster.workloadZoneCounts(c.workload, c.count);
-    for (const NodeInfo* n : nodes) {
-      if (n->zone != 0 && n->zone < zones) c.seen[n->zone] = 1;
+    for (size_t i = 0; i < count; ++i) {
+      const uint16_t z = zoneOf(i);
+      if (z != 0 && z < zones) c.seen[z] = 1;
     }
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint32_t z = 1; z < zones; ++z) {
@@ -78,17 +113,10 @@ class ZonePlugin final : public Plugin {
     if (c.policy == Policy::Pack && hi == 0) {
       // A gang's first pod: pack toward the zone with the most free capacity for it.
       c.free.assign(zones, 0);
-      const bool gpu = state.pod.wantsGpu();
-      for (const NodeInfo* n : nodes) {
-        if (n->zone == 0 || n->zone >= zones) continue;
-        int64_t f;
-        if (gpu) {
-          f = int64_t{n->gpuCount} * kMilliPerGpu;
-          for (int g = 0; g < n->gpuCount; ++g) f -= n->gpuUsedMilli[g];
-        } else {
-          f = n->allocMilliCpu - n->usedMilliCpu;
-        }
-        c.free[n->zone] += std::max<int64_t>(0, f);
+      for (size_t i = 0; i < count; ++i) {
+        const uint16_t z = zoneOf(i);
+        if (z == 0 || z >= zones) continue;
+        c.free[z] += std::max<int64_t>(0, freeOf(i));
       }
       lo = INT64_MAX, hi = INT64_MIN;
       for (uint32_t z = 1; z < zones; ++z) {
@@ -104,7 +132,8 @@ class ZonePlugin final : public Plugin {
     c.neutral = false;
   }
 
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+  template <class ZoneOf>
+  void scoreBy(const CycleState& state, int index, size_t count, ZoneOf zoneOf, std::span<int32_t> out) const {
     const auto& c = *static_cast<const ZoneCycle*>(state.slot(index));
     if (c.neutral) {
       std::fill(out.begin(), out.end(), kNeutral);
@@ -113,19 +142,27 @@ class ZonePlugin final : public Plugin {
     const int64_t range = c.hi - c.lo;
     const bool higherIsBetter = c.policy == Policy::Pack;
     const size_t zones = c.seen.size();
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const uint16_t z = nodes[i]->zone;
-      if (z == 0 || z >= zones) {
-        out[i] = kNeutral;
-        continue;
-      }
+    // A score depends only on the zone: one division per zone, then a lookup per node.
+    c.zoneScore.assign(zones, kNeutral);
+    for (size_t z = 1; z < zones; ++z) {
       const int64_t v = c.useFree ? c.free[z] : int64_t{c.count[z]};
       const int64_t s = (v - c.lo) * kMaxNodeScore / range;
-      out[i] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
+      c.zoneScore[z] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const uint16_t z = zoneOf(i);
+      out[i] = z < zones ? c.zoneScore[z] : kNeutral;  // zone 0 holds kNeutral
     }
   }
 
- private:
+  // Free capacity of `n` for the pod: GPU milli for GPU pods, else CPU milli.
+  static int64_t freeOn(const CycleState& state, const NodeInfo& n) {
+    if (!state.pod.wantsGpu()) return n.allocMilliCpu - n.usedMilliCpu;
+    int64_t f = int64_t{n.gpuCount} * kMilliPerGpu;
+    for (int g = 0; g < n.gpuCount; ++g) f -= n.gpuUsedMilli[g];
+    return f;
+  }
+
   Args args_;
 };
 

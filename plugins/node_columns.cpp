@@ -1,0 +1,56 @@
+#include "plugins/node_columns.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace fleetsched::plugins {
+
+void NodeColumns::reset(uint32_t idLimit, const GpuResourceConfig& resources) {
+  resources_ = resources;
+  primary_.assign(resources.primary());
+  rows_.assign(idLimit, Row{});
+  for (std::string& name : modelNames_) name.clear();
+  version = 0;
+}
+
+void NodeColumns::set(const NodeInfo& n) {
+  if (n.id >= rows_.size()) rows_.resize(n.id + 1);
+  Row& r = rows_[n.id];
+  r = Row{};
+  r.flags = kLive;
+  r.gpuMemoryMiB = n.gpuMemoryMiB;
+  r.gpuModel = n.gpuModel;
+  r.zone = n.zone;
+  r.capacityType = n.capacityType;
+  const int count = std::min<int>(n.gpuCount, kMaxGpusPerNode);
+  r.gpuCount = static_cast<uint8_t>(count);
+  int32_t maxFree = 0, used = 0, whole = 0;
+  for (int g = 0; g < count; ++g) {
+    maxFree = std::max<int32_t>(maxFree, n.gpuFreeMilli(g));
+    used += n.gpuUsedMilli[g];
+    whole += n.gpuUsedMilli[g] == 0;
+  }
+  // A ledger is never over-charged, but clamp so a bad one cannot wrap the narrow columns.
+  if (maxFree > UINT16_MAX || used > UINT16_MAX) r.flags |= kUsedClamped;
+  r.maxFreeMilli = static_cast<uint16_t>(std::clamp<int32_t>(maxFree, 0, UINT16_MAX));
+  r.usedMilli = static_cast<uint16_t>(std::clamp<int32_t>(used, 0, UINT16_MAX));
+  r.freeWhole = static_cast<uint8_t>(whole);
+  if (!primary_.empty()) {
+    if (const ScalarResource* s = n.scalar(primary_)) {
+      const int64_t free = std::max<int64_t>(0, s->allocatable - s->used);
+      r.unitsFree = static_cast<int32_t>(std::min<int64_t>(free, std::numeric_limits<int32_t>::max()));
+    }
+  }
+  bool hasGpu = count > 0;
+  for (uint8_t s = 0; s < n.scalarCount && !hasGpu; ++s) {
+    if (n.scalars[s].allocatable <= 0) continue;
+    for (const auto& name : resources_.resourceNames) hasGpu = hasGpu || GpuResourceConfig::matches(name, n.scalars[s].name);
+  }
+  if (hasGpu) r.flags |= kHasGpu;
+  if (n.gpuModel != 0) {
+    if (n.gpuModel >= modelNames_.size()) modelNames_.resize(n.gpuModel + 1);
+    if (modelNames_[n.gpuModel].empty()) modelNames_[n.gpuModel].assign(n.gpuModelName);
+  }
+}
+
+}  // namespace fleetsched::plugins
