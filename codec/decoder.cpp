@@ -269,7 +269,7 @@ class Decoder::Impl {
       if (end >= 2 && tok[end - 1] == '"' && !hasBackslash(tok.data() + 1, tok.data() + end - 1)) {
         sj::raw_json_string unused;
         if (auto e = v.get_raw_json_string().get(unused)) return failType(e, "string");
-        out = tok.substr(1, end - 2);
+        out = std::string_view(tok.data() + 1, end - 2);
         return true;
       }
       if (auto e = v.get_string().get(out)) return failType(e, "string");

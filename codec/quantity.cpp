@@ -292,7 +292,7 @@ bool parsePlainQuantity(std::string_view s, int scale, int64_t& out) {
   if (i == 0 || (i < n && isDigit(s[i]))) return false;
   uint64_t mul = 1;
   bool milli = false;
-  const std::string_view suffix = s.substr(i);
+  const std::string_view suffix(s.data() + i, n - i);
   if (suffix.size() == 1) {
     switch (suffix[0]) {
       case 'm': milli = true; break;
