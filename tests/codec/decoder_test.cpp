@@ -245,6 +245,38 @@ TEST_F(DecoderTest, KeysMatchCaseInsensitivelyLikeGo) {
   EXPECT_EQ(args_.pod.name, "");
 }
 
+// Keys end where the value's token starts (stepping back over ':' and blanks), so spacing
+// around the colon, escapes inside keys and empty keys must all read as in compact JSON.
+TEST_F(DecoderTest, KeysReadTheSameWhateverTheSpacingAndEscapes) {
+  const std::string compact =
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"n1","labels":)"
+      R"({"zone":"a","":"empty","a\"b":"q","c\\":"bs","\u0067pu":"8","long/key.with-dots_and_more":"v"}},)"
+      R"("status":{"allocatable":{"cpu":"4","nvidia.com/gpu":"2"}}}]}})";
+  const std::string spaced =
+      "{ \"Pod\" : { \"metadata\" :{\"name\"\t:\"p\"} } ,\n \"Nodes\" : { \"items\" : [ { \"metadata\" : {"
+      " \"name\"  :  \"n1\" , \"labels\" : {\r\n \"zone\" : \"a\" , \"\" : \"empty\" , \"a\\\"b\"\n:\n\"q\","
+      " \"c\\\\\" : \"bs\" , \"\\u0067pu\" :\"8\", \"long/key.with-dots_and_more\"\t:\t\"v\" } } ,"
+      " \"status\" : { \"allocatable\" : { \"cpu\" : \"4\" , \"nvidia.com/gpu\" : \"2\" } } } ] } }";
+  for (const std::string* body : {&compact, &spaced}) {
+    SCOPED_TRACE(*body);
+    ASSERT_TRUE(decodeArgs(*body)) << d_.errorMessage();
+    EXPECT_EQ(args_.pod.name, "p");
+    ASSERT_EQ(args_.nodes.size(), 1u);
+    const Node& n = args_.nodes[0];
+    EXPECT_EQ(n.name, "n1");
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (const KeyValue& kv : n.labels) labels.emplace_back(kv.key, kv.value);
+    EXPECT_THAT(labels, ::testing::ElementsAre(std::pair<std::string, std::string>{"zone", "a"},
+                                               std::pair<std::string, std::string>{"", "empty"},
+                                               std::pair<std::string, std::string>{"a\"b", "q"},
+                                               std::pair<std::string, std::string>{"c\\", "bs"},
+                                               std::pair<std::string, std::string>{"gpu", "8"},
+                                               std::pair<std::string, std::string>{"long/key.with-dots_and_more", "v"}));
+    EXPECT_EQ(n.allocatable.milliCpu, 4000);
+    EXPECT_EQ(n.allocatable.get("nvidia.com/gpu"), 2);
+  }
+}
+
 TEST_F(DecoderTest, NullsReadAsAbsent) {
   ASSERT_TRUE(decodeArgs(R"({"Pod":{"metadata":{"name":null,"labels":null},"spec":null,"status":null},)"
                          R"("Nodes":null,"NodeNames":null,"Extra":{"a":[1,2,{"b":null}]}})"))
