@@ -201,6 +201,7 @@ class ExtenderService : public BatchHandler {
   Counter* unknownNodes_;
   Counter* listsReused_;
   Counter* writerWaits_;
+  Counter* nodesReused_;
 };
 
 }  // namespace fleetsched::engine
