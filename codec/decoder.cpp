@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "codec/quantity.h"
 
@@ -54,6 +55,8 @@ std::string_view rawString(const char* p, bool& escaped) {
 
 // A key as it appears in the input (between the quotes, escapes not processed).
 std::string_view rawKey(const sj::raw_json_string& k, bool& escaped) { return rawString(k.raw(), escaped); }
+
+bool isBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
@@ -190,6 +193,31 @@ class Decoder::Impl {
   ResList ctrReq_, ctrLim_, sum_, restartable_, initMax_, cur_, podReq_, podLim_, overhead_;
   bool sawPodResources_ = false;
 
+  // ---- full-Nodes memo (see decodeExtenderArgs) ---------------------------------------------
+  // A node object seen in an earlier request, with its decoded form. Views in `node` point into
+  // `raw` (strings without escapes) or `arena` (escaped strings, unescaped), never into a
+  // request, so the entry outlives the request it came from.
+  struct MemoNode {
+    std::string raw;
+    std::string arena;
+    Node node;
+    uint64_t lastUse = 0;
+  };
+  // Nodes shorter than this are decoded every time (cheap anyway); longer ones are indexed by
+  // a hash of their first kMemoPrefix bytes.
+  static constexpr size_t kMemoPrefix = 256;
+  std::vector<std::unique_ptr<MemoNode>> memo_;
+  std::unordered_multimap<uint64_t, uint32_t> memoIndex_;
+  size_t memoBytes_ = 0;
+  uint64_t memoUse_ = 0;
+  size_t reused_ = 0;
+  bool memoOn_ = true;
+  // Where the (last) Nodes.items array started in the input of the last decode; SIZE_MAX if none.
+  size_t itemsOffset_ = SIZE_MAX;
+  std::string compact_;
+  std::vector<const MemoNode*> hits_;
+  std::vector<size_t> hitAt_;
+
   // ---- error helpers (cold) -------------------------------------------------------------
   bool fail(std::string what) {
     kind_ = DecodeError::Invalid;
@@ -267,7 +295,7 @@ class Decoder::Impl {
       if (end >= 2 && tok[end - 1] == '"' && !hasBackslash(tok.data() + 1, tok.data() + end - 1)) {
         sj::raw_json_string unused;
         if (auto e = v.get_raw_json_string().get(unused)) return failType(e, "string");
-        out = tok.substr(1, end - 2);
+        out = std::string_view(tok.data() + 1, end - 2);
         return true;
       }
       if (auto e = v.get_string().get(out)) return failType(e, "string");
@@ -320,6 +348,20 @@ class Decoder::Impl {
   }
   // The key of `f` as text: the raw bytes, or unescaped when it has escapes.
   bool key(sj::field& f, std::string_view& out) {
+    // The value's first byte is known (its structural index), so the closing quote is found by
+    // stepping back over ':' and blanks instead of scanning the key: labels and annotations are
+    // most of a node's fields, with keys of 20-60 bytes.
+    const char* start = f.key().raw();
+    const char* e = f.value().raw_json_token().data() - 1;
+    while (isBlank(*e)) --e;
+    if (*e == ':') {
+      --e;
+      while (isBlank(*e)) --e;
+    }
+    if (*e == '"' && e >= start && !hasBackslash(start, e)) {
+      out = std::string_view(start, static_cast<size_t>(e - start));
+      return true;
+    }
     bool escaped = false;
     out = rawKey(f.key(), escaped);
     if (escaped) {
@@ -339,9 +381,12 @@ class Decoder::Impl {
   }
   template <typename Fn>
   bool objectFields(sj::object& obj, Fn&& fn) {
+    // The field and the element are used where the iterator built them: moving them out with
+    // get() copies a value_iterator whose halves were just stored separately, and the 16-byte
+    // reload of those two stores stalls on store forwarding, once per field.
     for (auto fr : obj) {
-      sj::field f;
-      if (auto e = std::move(fr).get(f)) return failJson(e);
+      if (auto e = fr.error()) return failJson(e);
+      sj::field& f = fr.value_unsafe();
       std::string_view k;
       if (!key(f, k)) return false;
       if (!fn(k, f.value())) return false;
@@ -357,8 +402,8 @@ class Decoder::Impl {
     if (!present) return true;
     size_t i = 0;
     for (auto er : arr) {
-      sj::value el;
-      if (auto e = std::move(er).get(el)) return failJson(e);
+      if (auto e = er.error()) return failJson(e);
+      sj::value& el = er.value_unsafe();
       if (!fn(i, el)) return atIndex(i);
       ++i;
     }
@@ -917,8 +962,11 @@ struct Finish {
 
 }  // namespace
 
-bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
-  Impl& d = *impl_;
+namespace {
+
+// The extender envelope and everything in it, decoded from `padded`.
+bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out) {
+  d.itemsOffset_ = SIZE_MAX;
   out.hasNodes = out.hasNodeNames = false;
   out.nodeNames.clear();
   out.nodeNamesOffset = SIZE_MAX;
@@ -950,6 +998,7 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
       return d.fields(v, [&](std::string_view k2, sj::value& v2) {
         if (k2 != "items") return true;
         usedNodes = 0;  // a repeated key replaces, as in Go
+        d.itemsOffset_ = static_cast<size_t>(v2.raw_json_token().data() - padded.data());
         return d.elements(v2, [&](size_t, sj::value& el) {
           return d.node(el, nextSlot(out.nodes, usedNodes, resetNode));
         }) || d.at("items");
@@ -959,7 +1008,188 @@ bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
   }) && d.end();
   if (ok && !sawPod) ok = d.fail("missing") || d.at("Pod");
   out.nodes.resize(usedNodes);
+  return ok;
+}
+
+using MemoNode = Decoder::Impl::MemoNode;
+constexpr size_t kMemoPrefix = Decoder::Impl::kMemoPrefix;
+
+uint64_t memoHash(const char* p) { return std::hash<std::string_view>{}(std::string_view(p, kMemoPrefix)); }
+
+// Calls fn(view&) for every string view a Node holds, raw excepted.
+template <typename Fn>
+void forEachView(Node& n, Fn&& fn) {
+  fn(n.name);
+  fn(n.uid);
+  fn(n.resourceVersion);
+  for (KeyValue& kv : n.labels) fn(kv.key), fn(kv.value);
+  for (KeyValue& kv : n.annotations) fn(kv.key), fn(kv.value);
+  for (Taint& t : n.taints) fn(t.key), fn(t.value);
+  for (ResourceAmount& r : n.capacity.scalar) fn(r.name);
+  for (ResourceAmount& r : n.allocatable.scalar) fn(r.name);
+}
+// A field added to Node must be added to forEachView (and so to the memo) too.
+static_assert(sizeof(Node) == 3 * sizeof(std::string_view) + 3 * sizeof(std::vector<KeyValue>) + sizeof(void*) +
+                                 2 * sizeof(Resources) + sizeof(std::string_view),
+              "Node changed: update forEachView");
+
+// The memo entry holding exactly the bytes at [p, end), trying `next` first (requests list
+// nodes in a stable order, so the entry after the previous hit usually is the one).
+const MemoNode* findMemo(Decoder::Impl& d, const char* p, const char* end, uint32_t& next) {
+  auto same = [&](const MemoNode& m) {
+    return m.raw.size() <= static_cast<size_t>(end - p) && std::memcmp(p, m.raw.data(), m.raw.size()) == 0;
+  };
+  if (next < d.memo_.size() && same(*d.memo_[next])) return d.memo_[next++].get();
+  if (static_cast<size_t>(end - p) < kMemoPrefix) return nullptr;
+  auto [from, to] = d.memoIndex_.equal_range(memoHash(p));
+  for (auto it = from; it != to; ++it) {
+    if (same(*d.memo_[it->second])) {
+      next = it->second + 1;
+      return d.memo_[it->second].get();
+    }
+  }
+  return nullptr;
+}
+
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The array at body[open] ('[') as a list of memo entries, all of whose bytes match; its ']'
+// in `close`. False as soon as one element is not a known node.
+bool matchItems(Decoder::Impl& d, std::string_view body, size_t open, size_t& close) {
+  d.hits_.clear();
+  d.hitAt_.clear();
+  const char* const begin = body.data();
+  const char* const end = begin + body.size();
+  const char* p = begin + open + 1;
+  uint32_t next = 0;
+  while (p < end && isSpace(*p)) ++p;
+  if (p == end || *p == ']') return false;
+  for (;;) {
+    const MemoNode* m = findMemo(d, p, end, next);
+    if (m == nullptr) return false;
+    d.hits_.push_back(m);
+    d.hitAt_.push_back(static_cast<size_t>(p - begin));
+    p += m->raw.size();
+    while (p < end && isSpace(*p)) ++p;
+    if (p == end) return false;
+    if (*p == ']') {
+      close = static_cast<size_t>(p - begin);
+      return true;
+    }
+    if (*p != ',') return false;
+    ++p;
+    while (p < end && isSpace(*p)) ++p;
+  }
+}
+
+// A request whose Nodes.items are all objects seen before, byte for byte: the envelope (the pod
+// and the rest, with the items cut out) is decoded, and the nodes are copied from the memo.
+bool decodeFromMemo(Decoder::Impl& d, std::string_view body, ExtenderArgs& out) {
+  if (d.memo_.empty()) return false;
+  constexpr std::string_view kItems = R"("items":[)";
+  // "items" also names fields inside a pod (configMap volume items): try a few places, and
+  // stop at the first that starts with a known node (that is the node list).
+  size_t from = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    const size_t at = body.find(kItems, from);
+    if (at == std::string_view::npos) return false;
+    const size_t open = at + kItems.size() - 1;
+    size_t close = 0;
+    if (matchItems(d, body, open, close)) {
+      d.compact_.assign(body.data(), open + 1);
+      d.compact_.append(body.data() + close, body.size() - close);
+      const size_t size = d.compact_.size();
+      d.compact_.append(kDecodePadding, '\0');
+      // The cut must have removed exactly the elements of the array the decoder takes as
+      // Nodes.items (not text inside a string, not an earlier or later "items").
+      if (!decodeArgsInto(d, std::string_view(d.compact_.data(), size), out) || !out.hasNodes ||
+          out.hasNodeNames || !out.nodes.empty() || d.itemsOffset_ != open) {
+        return false;
+      }
+      out.nodes.resize(d.hits_.size());
+      for (size_t i = 0; i < d.hits_.size(); ++i) {
+        out.nodes[i] = d.hits_[i]->node;
+        out.nodes[i].raw = body.substr(d.hitAt_[i], d.hits_[i]->raw.size());
+        const_cast<MemoNode*>(d.hits_[i])->lastUse = d.memoUse_;
+      }
+      d.reused_ = d.hits_.size();
+      return true;
+    }
+    if (!d.hits_.empty()) return false;  // the node list, with a node not seen before
+    from = at + 1;
+  }
+  return false;
+}
+
+// Adds the decoded nodes to the memo (the ones not in it yet), and drops entries no request has
+// used lately once the memo holds more than one maximal document.
+void remember(Decoder::Impl& d, std::vector<Node>& nodes) {
+  uint32_t next = 0;
+  for (Node& n : nodes) {
+    if (n.raw.size() < kMemoPrefix) continue;
+    const char* rawBegin = n.raw.data();
+    const char* rawEnd = rawBegin + n.raw.size();
+    if (const MemoNode* m = findMemo(d, rawBegin, rawEnd, next); m != nullptr && m->raw.size() == n.raw.size()) {
+      const_cast<MemoNode*>(m)->lastUse = d.memoUse_;
+      continue;
+    }
+    auto e = std::make_unique<MemoNode>();
+    e->raw.assign(n.raw);
+    auto inRaw = [&](std::string_view v) { return v.data() >= rawBegin && v.data() + v.size() <= rawEnd; };
+    size_t arena = 0;
+    forEachView(n, [&](std::string_view& v) {
+      if (!v.empty() && !inRaw(v)) arena += v.size();
+    });
+    e->arena.reserve(arena);  // no reallocation below: views into it stay put
+    e->node = n;
+    forEachView(e->node, [&](std::string_view& v) {
+      if (v.empty()) {
+        v = {};
+      } else if (inRaw(v)) {
+        v = std::string_view(e->raw.data() + (v.data() - rawBegin), v.size());
+      } else {
+        const size_t at = e->arena.size();
+        e->arena.append(v);
+        v = std::string_view(e->arena.data() + at, v.size());
+      }
+    });
+    e->node.raw = e->raw;
+    e->lastUse = d.memoUse_;
+    d.memoBytes_ += e->raw.size() + e->arena.size();
+    d.memoIndex_.emplace(memoHash(e->raw.data()), static_cast<uint32_t>(d.memo_.size()));
+    d.memo_.push_back(std::move(e));
+  }
+  if (d.memoBytes_ <= d.parser_.max_capacity()) return;
+  std::erase_if(d.memo_, [&](const std::unique_ptr<MemoNode>& m) { return m->lastUse != d.memoUse_; });
+  d.memoIndex_.clear();
+  d.memoBytes_ = 0;
+  for (uint32_t i = 0; i < d.memo_.size(); ++i) {
+    d.memoBytes_ += d.memo_[i]->raw.size() + d.memo_[i]->arena.size();
+    d.memoIndex_.emplace(memoHash(d.memo_[i]->raw.data()), i);
+  }
+}
+
+}  // namespace
+
+bool Decoder::decodeExtenderArgs(std::string_view padded, ExtenderArgs& out) {
+  Impl& d = *impl_;
+  ++d.memoUse_;
+  d.reused_ = 0;
+  if (d.memoOn_ && decodeFromMemo(d, padded, out)) return Finish{}(true, d, error_, message_);
+  bool ok = decodeArgsInto(d, padded, out);
+  if (ok && d.memoOn_ && out.hasNodes && !out.nodes.empty()) remember(d, out.nodes);
   return Finish{}(ok, d, error_, message_);
+}
+
+size_t Decoder::reusedNodes() const { return impl_->reused_; }
+
+void Decoder::setNodeMemo(bool on) {
+  Impl& d = *impl_;
+  d.memoOn_ = on;
+  if (on) return;
+  d.memo_.clear();
+  d.memoIndex_.clear();
+  d.memoBytes_ = 0;
 }
 
 bool Decoder::decodeBindingArgs(std::string_view padded, BindingArgs& out) {

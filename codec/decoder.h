@@ -4,9 +4,9 @@
 // readable bytes (engine::kBodyPadding; use PaddedBuffer for files and tests). Bytes are
 // parsed in place.
 //
-// Output lifetime: string_views in the results point into the input buffer or into the
-// parser's string buffer; both stay valid until the next decode on the same Decoder (and the
-// input must outlive that). Callers that keep data longer copy or intern it. Output structs
+// Output lifetime: string_views in the results point into the input buffer, the parser's string
+// buffer or the Decoder's own copies (full-Nodes memo, see reusedNodes); all stay valid until
+// the next decode on the same Decoder (and the input must outlive that). Callers that keep data longer copy or intern it. Output structs
 // are reset on entry and their vectors reused, so passing the same struct again avoids
 // allocation.
 //
@@ -103,6 +103,15 @@ class Decoder {
   bool decodeNodeList(std::string_view padded, NodeList& out);
   bool decodePodList(std::string_view padded, PodList& out);
   bool decodeWatchEvent(std::string_view padded, ObjectKind kind, WatchEvent& out);
+
+  // Nodes of the last decodeExtenderArgs copied from earlier requests instead of decoded: a
+  // full-Nodes request whose node objects all equal (byte for byte) ones this Decoder decoded
+  // before has only its envelope and pod parsed. kube-scheduler sends the same Node objects
+  // cycle after cycle until a node changes. The memo holds at most about one maximal document
+  // of node bytes; entries unused by the latest request are dropped beyond that.
+  size_t reusedNodes() const;
+  // On by default; off, every request is decoded in full and nothing is kept (tests, benchmarks).
+  void setNodeMemo(bool on);
 
   DecodeError error() const { return error_; }
   // Empty after a successful decode.

@@ -56,6 +56,8 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
                                   "ingestion) instead of blocking the reactor");
   listsReused_ = &metrics.counter("node_names_reused_total",
                                   "NodeNames lists equal to the previous one, taken without parsing them again");
+  nodesReused_ = &metrics.counter("full_nodes_reused_total",
+                                  "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
 }
 
 ExtenderService::~ExtenderService() = default;
@@ -223,6 +225,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
     inputIndex_.assign(m.inputIndex.begin(), m.inputIndex.end());
     unknown_.assign(m.unknown.begin(), m.unknown.end());
   } else {
+    nodesReused_->inc(decoder_.reusedNodes());
     requestNodes_.resize(args_.nodes.size());
     for (uint32_t i = 0; i < args_.nodes.size(); ++i) {
       const codec::Node& src = args_.nodes[i];

@@ -203,9 +203,11 @@ void BM_DecodeExtenderArgs_NodeNames5000(benchmark::State& state) {
 }
 BENCHMARK(BM_DecodeExtenderArgs_NodeNames5000)->Unit(benchmark::kMicrosecond);
 
+// A full decode of every node (the memo off: what a request with nodes not seen before costs).
 void BM_DecodeExtenderArgs_FullNodes500(benchmark::State& state) {
   PaddedBuffer buf(inputs().nodesBody);
   Decoder d;
+  d.setNodeMemo(state.range(0) != 0);
   ExtenderArgs args;
   if (!d.decodeExtenderArgs(buf.view(), args) || args.nodes.size() != 500 ||
       args.nodes[499].name != nodeName(499) || args.nodes[7].allocatable.get("nvidia.com/gpu") != 8 ||
@@ -219,10 +221,58 @@ void BM_DecodeExtenderArgs_FullNodes500(benchmark::State& state) {
     benchmark::DoNotOptimize(ok);
     benchmark::DoNotOptimize(args.nodes.data());
   }
+  if (state.range(0) != 0 && d.reusedNodes() != 500) die("full Nodes decode did not reuse the nodes");
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buf.view().size()));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 500));
 }
-BENCHMARK(BM_DecodeExtenderArgs_FullNodes500)->Unit(benchmark::kMicrosecond);
+// Arg 0: memo off (every node decoded); arg 1: memo on, the same nodes as the request before.
+BENCHMARK(BM_DecodeExtenderArgs_FullNodes500)->Arg(0)->Arg(1)->ArgName("memo")->Unit(benchmark::kMicrosecond);
+
+// The memo's worst case: every node new to it, so a full decode plus copying each node into
+// the memo (a request after the node set changed, or the first ones of a rotating subset).
+void BM_DecodeExtenderArgs_FullNodes500_Unseen(benchmark::State& state) {
+  PaddedBuffer buf(inputs().nodesBody);
+  Decoder d;
+  ExtenderArgs args;
+  for (auto _ : state) {
+    state.PauseTiming();
+    d.setNodeMemo(false);
+    d.setNodeMemo(true);
+    state.ResumeTiming();
+    bool ok = d.decodeExtenderArgs(buf.view(), args);
+    benchmark::DoNotOptimize(ok);
+    if (d.reusedNodes() != 0 || args.nodes.size() != 500) die("unseen nodes were reused");
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * buf.view().size()));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 500));
+}
+BENCHMARK(BM_DecodeExtenderArgs_FullNodes500_Unseen)->Unit(benchmark::kMicrosecond);
+
+// The usual miss: one node of 500 changed since the last request (its resourceVersion is
+// rewritten every iteration), so the request decodes in full and the memo takes the new object.
+void BM_DecodeExtenderArgs_FullNodes500_OneChanged(benchmark::State& state) {
+  std::string body = inputs().nodesBody;
+  const size_t size = body.size();
+  body.append(kDecodePadding, '\0');
+  Decoder d;
+  ExtenderArgs args;
+  if (!d.decodeExtenderArgs(std::string_view(body.data(), size), args)) die(d.errorMessage());
+  const std::string_view raw = args.nodes[250].raw;
+  const size_t rv = body.find(R"("resourceVersion":")", static_cast<size_t>(raw.data() - body.data())) + 19;
+  // Six decimal digits, least significant first: unique per iteration, and never the original
+  // value within the iterations a run makes.
+  uint64_t version = 0;
+  for (auto _ : state) {
+    ++version;
+    for (uint64_t i = 0, v = version; i < 6; ++i, v /= 10) body[rv + i] = static_cast<char>('0' + v % 10);
+    bool ok = d.decodeExtenderArgs(std::string_view(body.data(), size), args);
+    benchmark::DoNotOptimize(ok);
+    if (!ok || d.reusedNodes() != 0 || args.nodes.size() != 500) die("the changed node was not decoded");
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 500));
+}
+BENCHMARK(BM_DecodeExtenderArgs_FullNodes500_OneChanged)->Unit(benchmark::kMicrosecond);
 
 void BM_DecodeExtenderArgs_Pod(benchmark::State& state) {
   PaddedBuffer buf(inputs().podBody);
@@ -380,19 +430,24 @@ void registerCorpusBenchmarks() {
   if (const char* path = std::getenv("FLEETSCHED_CODEC_BENCH_REQUESTS")) {
     std::string all = readFile(path);
     auto body = std::make_shared<PaddedBuffer>(std::string_view(all).substr(0, all.find('\n')));
-    benchmark::RegisterBenchmark("BM_DecodeExtenderArgs_CorpusRequest", [body](benchmark::State& state) {
-      Decoder d;
-      ExtenderArgs args;
-      if (!d.decodeExtenderArgs(body->view(), args)) die("corpus request: " + d.errorMessage());
-      size_t items = args.hasNodes ? args.nodes.size() : args.nodeNames.size();
-      state.counters["nodes"] = static_cast<double>(items);
-      for (auto _ : state) {
-        bool ok = d.decodeExtenderArgs(body->view(), args);
-        benchmark::DoNotOptimize(ok);
-      }
-      state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body->view().size()));
-      state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * items));
-    })->Unit(benchmark::kMicrosecond);
+    for (bool memo : {false, true}) {
+      const char* name =
+          memo ? "BM_DecodeExtenderArgs_CorpusRequest/memo:1" : "BM_DecodeExtenderArgs_CorpusRequest/memo:0";
+      benchmark::RegisterBenchmark(name, [body, memo](benchmark::State& state) {
+        Decoder d;
+        d.setNodeMemo(memo);
+        ExtenderArgs args;
+        if (!d.decodeExtenderArgs(body->view(), args)) die("corpus request: " + d.errorMessage());
+        size_t items = args.hasNodes ? args.nodes.size() : args.nodeNames.size();
+        state.counters["nodes"] = static_cast<double>(items);
+        for (auto _ : state) {
+          bool ok = d.decodeExtenderArgs(body->view(), args);
+          benchmark::DoNotOptimize(ok);
+        }
+        state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body->view().size()));
+        state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * items));
+      })->Unit(benchmark::kMicrosecond);
+    }
   }
   if (const char* path = std::getenv("FLEETSCHED_CODEC_BENCH_NODELIST")) {
     auto file = std::make_shared<PaddedBuffer>(readFile(path));

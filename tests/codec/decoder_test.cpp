@@ -245,6 +245,38 @@ TEST_F(DecoderTest, KeysMatchCaseInsensitivelyLikeGo) {
   EXPECT_EQ(args_.pod.name, "");
 }
 
+// Keys end where the value's token starts (stepping back over ':' and blanks), so spacing
+// around the colon, escapes inside keys and empty keys must all read as in compact JSON.
+TEST_F(DecoderTest, KeysReadTheSameWhateverTheSpacingAndEscapes) {
+  const std::string compact =
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"n1","labels":)"
+      R"({"zone":"a","":"empty","a\"b":"q","c\\":"bs","\u0067pu":"8","long/key.with-dots_and_more":"v"}},)"
+      R"("status":{"allocatable":{"cpu":"4","nvidia.com/gpu":"2"}}}]}})";
+  const std::string spaced =
+      "{ \"Pod\" : { \"metadata\" :{\"name\"\t:\"p\"} } ,\n \"Nodes\" : { \"items\" : [ { \"metadata\" : {"
+      " \"name\"  :  \"n1\" , \"labels\" : {\r\n \"zone\" : \"a\" , \"\" : \"empty\" , \"a\\\"b\"\n:\n\"q\","
+      " \"c\\\\\" : \"bs\" , \"\\u0067pu\" :\"8\", \"long/key.with-dots_and_more\"\t:\t\"v\" } } ,"
+      " \"status\" : { \"allocatable\" : { \"cpu\" : \"4\" , \"nvidia.com/gpu\" : \"2\" } } } ] } }";
+  for (const std::string* body : {&compact, &spaced}) {
+    SCOPED_TRACE(*body);
+    ASSERT_TRUE(decodeArgs(*body)) << d_.errorMessage();
+    EXPECT_EQ(args_.pod.name, "p");
+    ASSERT_EQ(args_.nodes.size(), 1u);
+    const Node& n = args_.nodes[0];
+    EXPECT_EQ(n.name, "n1");
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (const KeyValue& kv : n.labels) labels.emplace_back(kv.key, kv.value);
+    EXPECT_THAT(labels, ::testing::ElementsAre(std::pair<std::string, std::string>{"zone", "a"},
+                                               std::pair<std::string, std::string>{"", "empty"},
+                                               std::pair<std::string, std::string>{"a\"b", "q"},
+                                               std::pair<std::string, std::string>{"c\\", "bs"},
+                                               std::pair<std::string, std::string>{"gpu", "8"},
+                                               std::pair<std::string, std::string>{"long/key.with-dots_and_more", "v"}));
+    EXPECT_EQ(n.allocatable.milliCpu, 4000);
+    EXPECT_EQ(n.allocatable.get("nvidia.com/gpu"), 2);
+  }
+}
+
 TEST_F(DecoderTest, NullsReadAsAbsent) {
   ASSERT_TRUE(decodeArgs(R"({"Pod":{"metadata":{"name":null,"labels":null},"spec":null,"status":null},)"
                          R"("Nodes":null,"NodeNames":null,"Extra":{"a":[1,2,{"b":null}]}})"))
@@ -453,6 +485,105 @@ TEST_F(DecoderTest, DeepNestingInSkippedValueDoesNotCrash) {
 
 // A poor man's fuzzer that runs in every build (and under the sanitizers in CI): corrupted
 // copies of real requests must decode or fail with a message, never crash or hang.
+// Everything a decoded Node carries, compared by value.
+void expectSameNode(const Node& a, const Node& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.uid, b.uid);
+  EXPECT_EQ(a.resourceVersion, b.resourceVersion);
+  auto kvs = [](const std::vector<KeyValue>& v) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const KeyValue& kv : v) out.emplace_back(kv.key, kv.value);
+    return out;
+  };
+  EXPECT_EQ(kvs(a.labels), kvs(b.labels));
+  EXPECT_EQ(kvs(a.annotations), kvs(b.annotations));
+  EXPECT_EQ(a.unschedulable, b.unschedulable);
+  ASSERT_EQ(a.taints.size(), b.taints.size());
+  for (size_t i = 0; i < a.taints.size(); ++i) {
+    EXPECT_EQ(a.taints[i].key, b.taints[i].key);
+    EXPECT_EQ(a.taints[i].value, b.taints[i].value);
+    EXPECT_EQ(a.taints[i].effect, b.taints[i].effect);
+  }
+  for (auto [x, y] : {std::pair{&a.capacity, &b.capacity}, std::pair{&a.allocatable, &b.allocatable}}) {
+    EXPECT_EQ(x->milliCpu, y->milliCpu);
+    EXPECT_EQ(x->memory, y->memory);
+    EXPECT_EQ(x->ephemeralStorage, y->ephemeralStorage);
+    EXPECT_EQ(x->pods, y->pods);
+    ASSERT_EQ(x->scalar.size(), y->scalar.size());
+    for (size_t i = 0; i < x->scalar.size(); ++i) {
+      EXPECT_EQ(x->scalar[i].name, y->scalar[i].name);
+      EXPECT_EQ(x->scalar[i].value, y->scalar[i].value);
+    }
+  }
+  EXPECT_EQ(a.raw, b.raw);
+}
+
+std::string replaceOnce(std::string s, std::string_view from, std::string_view to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// A full-Nodes request whose node objects were all seen before is answered from the memo: the
+// result must be what a fresh decode gives, whatever the order, the pod, or a changed node.
+TEST(DecoderMemo, RepeatedNodesDecodeLikeAFreshDecoder) {
+  Decoder plain;
+  plain.setNodeMemo(false);
+  ExtenderArgs first;
+  PaddedBuffer file(readData("extender_args_nodes.json"));
+  ASSERT_TRUE(plain.decodeExtenderArgs(file.view(), first)) << plain.errorMessage();
+  ASSERT_EQ(first.nodes.size(), 3u);
+  std::vector<std::string> n;
+  for (const Node& x : first.nodes) n.emplace_back(x.raw);
+  // A fourth node with an escaped annotation (decoded into the parser's string buffer).
+  n.push_back(replaceOnce(replaceOnce(n[0], R"("name":"gpu-a")", R"("name":"gpu-d")"),
+                          R"("node.alpha.kubernetes.io/ttl":"0")",
+                          R"("node.alpha.kubernetes.io/ttl":"0","note":"say \"hi\" \u00e9")"));
+  const std::string changed = replaceOnce(n[1], "NVIDIA-H100-80GB-HBM3", "NVIDIA-H200");
+  const std::string pod = R"({"metadata":{"name":"p"},"spec":{"volumes":[{"name":"v","configMap":{"name":"c","items":[{"key":"k","path":"p"}]}}],"containers":[{"resources":{"requests":{"cpu":"1"}}}]}})";
+  auto body = [&](std::vector<std::string> items, std::string_view tail = R"(,"NodeNames":null})") {
+    std::string b = R"({"Pod":)" + pod + R"(,"Nodes":{"metadata":{},"items":[)";
+    for (size_t i = 0; i < items.size(); ++i) b += (i ? "," : "") + items[i];
+    return b + "]}" + std::string(tail);
+  };
+  struct Step {
+    std::string body;
+    size_t reused;
+  };
+  const Step steps[] = {
+      {body({n[0], n[1], n[2], n[3]}), 0},
+      {body({n[3], n[1], n[0]}), 3},                         // another order, a subset
+      {body({n[0], changed}), 0},                            // one node changed: decoded in full
+      {body({n[0], changed}), 2},                            // and remembered
+      {body({n[1], n[2]}, R"(,"NodeNames":null,"Nodes":null})"), 0},   // a later key wins, as in Go
+      {body({n[1], n[2]}, R"(,"NodeNames":["gpu-b"]})"), 0},          // NodeNames mode
+      {body({n[2], n[0]}), 2},
+  };
+  Decoder memo;
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.body.substr(step.body.size() - 60));
+    PaddedBuffer buf(step.body);
+    ExtenderArgs got, want;
+    ASSERT_TRUE(plain.decodeExtenderArgs(buf.view(), want)) << plain.errorMessage();
+    ASSERT_TRUE(memo.decodeExtenderArgs(buf.view(), got)) << memo.errorMessage();
+    EXPECT_EQ(memo.reusedNodes(), step.reused);
+    EXPECT_EQ(got.mode(), want.mode());
+    EXPECT_EQ(got.hasNodes, want.hasNodes);
+    EXPECT_EQ(got.nodeNames, want.nodeNames);
+    EXPECT_EQ(got.pod.name, "p");
+    EXPECT_EQ(got.pod.requests.milliCpu, want.pod.requests.milliCpu);
+    ASSERT_EQ(got.nodes.size(), want.nodes.size());
+    for (size_t i = 0; i < got.nodes.size(); ++i) {
+      expectSameNode(got.nodes[i], want.nodes[i]);
+      // The echoed bytes are the request's own.
+      EXPECT_GE(got.nodes[i].raw.data(), buf.view().data());
+      EXPECT_LE(got.nodes[i].raw.data() + got.nodes[i].raw.size(), buf.view().data() + buf.view().size());
+    }
+  }
+  EXPECT_EQ(plain.reusedNodes(), 0u);
+}
+
 TEST(Decoder, CorruptedRequestsNeverCrash) {
   const char* files[] = {"extender_args_names.json", "extender_args_nodes.json", "preemption_args_full.json"};
   const char bytes[] = {'"', '{', '}', '[', ']', ',', ':', '\\', '0', 'e', '-', 'n', ' ', '\xff', '\0'};

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <string>
+#include <vector>
 
 #include "tests/codec/test_data.h"
 
@@ -114,6 +115,44 @@ TEST(Quantity, MatchesApimachinery) {
     check("milli", e, v);
   }
   EXPECT_GT(n, 90u);
+}
+
+// parseQuantityValue/Milli take a 64-bit shortcut for plain "<digits><suffix>" amounts (what
+// nodes carry); it must agree with the general parser everywhere, overflow edges included.
+TEST(Quantity, OneShotHelpersMatchTheGeneralParser) {
+  std::vector<std::string> inputs = {"0", "00", "007", "8", "110", "95690m", "785476592Ki", "64Gi", "0m", "1m",
+                                     "999m", "1000m", "1001m", "999999999999999999m", "9223372036854775807",
+                                     "9223372036854775808", "922337203685477580", "922337203685477580k",
+                                     "9223372036854775Ki", "8Ei", "7Ei", "16Ei", "9E", "1E", "8E", "10P", "1Mi2",
+                                     "1ki", "1K", "1mi", "1.0", "-1", "+1", "1e3", "", "m", "Ki", "1 "};
+  const char* suffixes[] = {"", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u"};
+  std::string digits;
+  for (int len = 1; len <= 20; ++len) {
+    digits.push_back(static_cast<char>('0' + (len * 7) % 10));
+    for (const char* suf : suffixes) {
+      inputs.push_back(digits + suf);
+      inputs.push_back(std::string(static_cast<size_t>(len), '9') + suf);
+      std::string power(static_cast<size_t>(len), '0');
+      power[0] = '1';
+      inputs.push_back(power + suf);
+    }
+  }
+  for (const std::string& in : inputs) {
+    SCOPED_TRACE(in);
+    Quantity q;
+    QuantityError perr = q.parse(in);
+    int64_t want = 0, got = 0;
+    QuantityError wantErr = perr != QuantityError::None ? perr : q.value(want);
+    EXPECT_EQ(parseQuantityValue(in, got), wantErr);
+    if (wantErr == QuantityError::None) {
+      EXPECT_EQ(got, want);
+    }
+    wantErr = perr != QuantityError::None ? perr : q.milliValue(want);
+    EXPECT_EQ(parseQuantityMilli(in, got), wantErr);
+    if (wantErr == QuantityError::None) {
+      EXPECT_EQ(got, want);
+    }
+  }
 }
 
 }  // namespace

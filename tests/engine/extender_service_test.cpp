@@ -367,6 +367,36 @@ class FastPathTest : public ServiceTest {
   cache::testing::Strings strings_;
 };
 
+// Full-Nodes requests whose node objects were decoded before are answered from the decoder's
+// memo: byte for byte what a fresh service answers, also after a node object changes.
+TEST_F(FastPathTest, RepeatedFullNodesAnswerLikeAFreshService) {
+  auto f = makeFleet(40, 0);
+  std::vector<std::string> wires;
+  for (size_t i = 0; i < f->fleet.size(); ++i) wires.push_back(f->fleet.nodeWire(i));
+  std::string body;
+  bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+  expectLikeFresh(body, "first");
+  expectLikeFresh(body, "repeated");
+  Counter& reused = metrics_.counter("full_nodes_reused_total", "");
+  EXPECT_EQ(reused.value(), 3u * wires.size());  // all but the first filter
+
+  // One node loses its GPUs: that request is decoded in full, with the new object.
+  const std::string gpus = R"("nvidia.com/gpu":")";
+  size_t node = 0;
+  while (node < wires.size() && wires[node].find(gpus) == std::string::npos) ++node;
+  ASSERT_LT(node, wires.size());
+  size_t at = wires[node].rfind(gpus) + gpus.size();
+  wires[node].replace(at, wires[node].find('"', at) - at, "0");
+  std::string changed;
+  bench::fleet::appendFullNodesArgs(changed, twoGpuPod(), wires);
+  const uint64_t before = reused.value();
+  Answer a = call(Verb::Filter, changed);
+  EXPECT_EQ(a.body, fresh(Verb::Filter, changed).body);
+  EXPECT_EQ(reused.value(), before);
+  expectLikeFresh(changed, "changed, repeated");
+  EXPECT_EQ(reused.value(), before + 2u * wires.size());
+}
+
 TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
   const std::string body = gpu2Body({"gpu-a", "gpu-b", "cpu-1", "ghost"});
