@@ -611,6 +611,8 @@ class CacheState {
     data->nodeCount = nodeCount_;
     data->zoneCount = zoneCount_;
     data->index = index_;
+    // Still private to the writer: stamped before the root store publishes them.
+    for (uint32_t c : dirtyChunks_) chunks_[c]->stamp = data->version;
     data->chunks.assign(chunks_.begin(), chunks_.end());
     for (uint32_t s = 0; s < kWorkloadShards; ++s) data->workloads[s] = shards_[s];
     const SnapshotData* old = cache_.root_.load(std::memory_order_relaxed);

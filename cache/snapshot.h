@@ -33,7 +33,8 @@ inline uint64_t hashName(std::string_view s) { return std::hash<std::string_view
 namespace detail {
 
 struct NodeChunk {
-  uint64_t live = 0;  // bit i set: nodes[i] holds a node
+  uint64_t live = 0;   // bit i set: nodes[i] holds a node
+  uint64_t stamp = 0;  // the version that published this copy: a chunk is never changed after
   std::array<plugins::NodeInfo, kChunkSize> nodes{};
 };
 
@@ -146,6 +147,18 @@ class Snapshot final : public plugins::ClusterState {
       for (uint64_t live = c->live; live != 0; live &= live - 1) f(c->nodes[__builtin_ctzll(live)]);
     }
   }
+  // Node ids come in chunks of kChunkSize: chunk c holds ids [c * kChunkSize, (c + 1) *
+  // kChunkSize). A chunk's stamp is the version that published its records; records are never
+  // changed in place, so an equal stamp in a later snapshot means equal records, and data
+  // derived per node can be refreshed chunk by chunk (a pod event republishes one chunk).
+  uint32_t chunkCount() const { return data_ == nullptr ? 0 : static_cast<uint32_t>(data_->chunks.size()); }
+  uint64_t chunkStamp(uint32_t c) const { return data_->chunks[c]->stamp; }
+  template <class F>
+  void forEachNodeInChunk(uint32_t c, F&& f) const {
+    const detail::NodeChunk* chunk = data_->chunks[c];
+    for (uint64_t live = chunk->live; live != 0; live &= live - 1) f(chunk->nodes[__builtin_ctzll(live)]);
+  }
+
   // Appends a pointer to every node, in id order: a NodeSpan over the whole cluster.
   void collect(std::vector<const plugins::NodeInfo*>& out) const;
 

@@ -147,8 +147,10 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
   // ids) and the failed-map scratch.
   NodeNameTable names_;
-  // What the column filters read, per snapshot version (engine-side, like names_).
+  // What the column filters read, refreshed per snapshot version chunk by chunk (engine-side,
+  // like names_).
   plugins::NodeColumns columns_;
+  std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
   // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
   // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
   struct NameListMemo {

@@ -13,6 +13,11 @@ void NodeColumns::reset(uint32_t idLimit, const GpuResourceConfig& resources) {
   version = 0;
 }
 
+void NodeColumns::clear(uint32_t begin, uint32_t end) {
+  end = std::min<uint32_t>(end, static_cast<uint32_t>(rows_.size()));
+  for (uint32_t id = begin; id < end; ++id) rows_[id] = Row{};
+}
+
 void NodeColumns::set(const NodeInfo& n) {
   if (n.id >= rows_.size()) rows_.resize(n.id + 1);
   Row& r = rows_[n.id];

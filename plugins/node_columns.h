@@ -3,7 +3,8 @@
 // chasing 5,000 NodeInfo records of ~430 bytes each (several cache misses per node).
 //
 //   build   reset(idLimit, primary) then set(node) for every live node (any order); the owner
-//           (e.g. the extender service) rebuilds once per published snapshot version it serves.
+//           (e.g. the extender service) refreshes it per published snapshot version it serves,
+//           clear() + set() over the id ranges that changed.
 //           The table owns copies of everything it keeps (model names), so it stays valid after
 //           the snapshot it came from is released.
 //   read    row(id), modelName(modelId).
@@ -49,6 +50,8 @@ class NodeColumns {
   void reset(uint32_t idLimit, const GpuResourceConfig& resources);
   // Fills node.id's row from `node`.
   void set(const NodeInfo& node);
+  // Empties the rows of ids in [begin, end) (no node holds them until set again).
+  void clear(uint32_t begin, uint32_t end);
 
   uint32_t idLimit() const { return static_cast<uint32_t>(rows_.size()); }
   std::string_view primary() const { return primary_; }

@@ -451,6 +451,40 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   expectLikeFresh(twice, "duplicate key");
 }
 
+// The node columns follow pod events chunk by chunk: after each event the answers equal a
+// fresh service's, whose columns are built from scratch, for nodes in changed chunks and not.
+TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
+  auto f = makeFleet(300, 200);  // five chunks of 64 ids
+  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
+  std::vector<std::string> names;
+  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  std::string body;
+  bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+  expectLikeFresh(body, "first");
+  // Fill whole nodes' GPUs one node at a time, in the first and the last chunk, then free one.
+  std::vector<std::string> placed;
+  for (size_t i : {size_t{3}, size_t{290}, size_t{5}}) {
+    const auto& node = f->fleet.summaries()[i];
+    const int free = node.gpuCount - f->gpusUsed[node.name];
+    if (free <= 0) continue;
+    const std::string uid = "churn-" + std::to_string(i);
+    cache_.upsertPod(cache::testing::PodMaker(strings_, uid).on(node.name).gpus(free).build());
+    placed.push_back(uid);
+    expectLikeFresh(body, "after filling " + node.name);
+  }
+  ASSERT_FALSE(placed.empty());
+  ASSERT_TRUE(cache_.deletePod(placed.front()));
+  expectLikeFresh(body, "after freeing " + placed.front());
+  // A node leaves and another joins the last chunk: ids are reused, rows must not linger.
+  ASSERT_TRUE(cache_.deleteNode(names[299]));
+  expectLikeFresh(body, "after a node left");
+  cache_.upsertNode(cache::testing::NodeMaker(strings_, "late-joiner").gpus(8).build());
+  names.push_back("late-joiner");
+  body.clear();
+  bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+  expectLikeFresh(body, "after a node joined");
+}
+
 TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
   load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
   // Known nodes in both maps (one GPU: Unschedulable for a 2-GPU pod; none: unresolvable),
