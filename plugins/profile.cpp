@@ -140,36 +140,23 @@ NodeSpan Profile::runFilterColumns(const codec::Pod& pod, CycleState& state, con
 
 std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                                               ProfileScratch& scratch) const {
-  const size_t n = nodes.size();
-  scratch.totals_.assign(n, 0);
-  scratch.pluginScores_.resize(n);
-  int32_t* scores = scratch.pluginScores_.data();
-  int64_t* totals = scratch.totals_.data();
-  for (size_t p = 0; p < plugins_.size(); ++p) {
-    const Plugin& plugin = *plugins_[p].plugin;
-    if (!plugin.scores()) continue;
-    const int idx = static_cast<int>(p);
-    std::fill_n(scores, n, 0);
-    plugin.preScore(state, cluster, idx, nodes);
-    plugin.score(state, idx, nodes, std::span<int32_t>(scores, n));
-    plugin.normalizeScore(state, idx, std::span<int32_t>(scores, n));
-    const int64_t w = plugins_[p].weight;
-    for (size_t j = 0; j < n; ++j) {
-      assert(scores[j] >= 0 && scores[j] <= kMaxNodeScore);
-      totals[j] += w * std::clamp(scores[j], 0, kMaxNodeScore);
-    }
-  }
-  return {totals, n};
+  return sumScores(state, cluster, nodes, {}, nullptr, scratch);
 }
 
 std::span<const int64_t> Profile::scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                                                      std::span<const uint32_t> ids, const NodeColumns& columns,
                                                      ProfileScratch& scratch) const {
   assert(ids.size() == nodes.size());
-  const size_t n = nodes.size();
   for (uint32_t id : ids) {
-    if (id >= columns.idLimit()) return scoreTotals(state, cluster, nodes, scratch);
+    if (id >= columns.idLimit()) return sumScores(state, cluster, nodes, {}, nullptr, scratch);
   }
+  return sumScores(state, cluster, nodes, ids, &columns, scratch);
+}
+
+std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                            std::span<const uint32_t> ids, const NodeColumns* columns,
+                                            ProfileScratch& scratch) const {
+  const size_t n = nodes.size();
   scratch.totals_.assign(n, 0);
   scratch.pluginScores_.resize(n);
   int32_t* scores = scratch.pluginScores_.data();
@@ -180,9 +167,9 @@ std::span<const int64_t> Profile::scoreTotalsColumns(CycleState& state, const Cl
     const int idx = static_cast<int>(p);
     std::fill_n(scores, n, 0);
     const std::span<int32_t> out(scores, n);
-    const auto* scorer = dynamic_cast<const ColumnScorer*>(&plugin);
-    if (scorer != nullptr && scorer->preScoreColumns(state, cluster, idx, columns, ids, nodes)) {
-      scorer->scoreColumns(state, idx, columns, ids, nodes, out);
+    const auto* scorer = columns != nullptr ? dynamic_cast<const ColumnScorer*>(&plugin) : nullptr;
+    if (scorer != nullptr && scorer->preScoreColumns(state, cluster, idx, *columns, ids, nodes)) {
+      scorer->scoreColumns(state, idx, *columns, ids, nodes, out);
     } else {
       plugin.preScore(state, cluster, idx, nodes);
       plugin.score(state, idx, nodes, out);

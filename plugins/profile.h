@@ -121,6 +121,11 @@ class Profile {
   bool selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const;
 
  private:
+  // scoreTotals; with `columns`, plugins that have a column scorer read the rows instead.
+  std::span<const int64_t> sumScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                                     std::span<const uint32_t> ids, const NodeColumns* columns,
+                                     ProfileScratch& scratch) const;
+
   std::string name_;
   GpuResourceConfig gpuResources_;
   std::vector<Entry> plugins_;
