@@ -56,8 +56,6 @@ std::string_view rawString(const char* p, bool& escaped) {
 // A key as it appears in the input (between the quotes, escapes not processed).
 std::string_view rawKey(const sj::raw_json_string& k, bool& escaped) { return rawString(k.raw(), escaped); }
 
-bool isBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
 // Go's encoding/json key matching for struct fields: exact, else case-insensitive with
@@ -353,10 +351,10 @@ class Decoder::Impl {
     // most of a node's fields, with keys of 20-60 bytes.
     const char* start = f.key().raw();
     const char* e = f.value().raw_json_token().data() - 1;
-    while (isBlank(*e)) --e;
+    while (isJsonSpace(*e)) --e;
     if (*e == ':') {
       --e;
-      while (isBlank(*e)) --e;
+      while (isJsonSpace(*e)) --e;
     }
     if (*e == '"' && e >= start && !hasBackslash(start, e)) {
       out = std::string_view(start, static_cast<size_t>(e - start));
@@ -1051,8 +1049,6 @@ const MemoNode* findMemo(Decoder::Impl& d, const char* p, const char* end, uint3
   return nullptr;
 }
 
-bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 // The array at body[open] ('[') as a list of memo entries, all of whose bytes match; its ']'
 // in `close`. False as soon as one element is not a known node.
 bool matchItems(Decoder::Impl& d, std::string_view body, size_t open, size_t& close) {
@@ -1062,7 +1058,7 @@ bool matchItems(Decoder::Impl& d, std::string_view body, size_t open, size_t& cl
   const char* const end = begin + body.size();
   const char* p = begin + open + 1;
   uint32_t next = 0;
-  while (p < end && isSpace(*p)) ++p;
+  while (p < end && isJsonSpace(*p)) ++p;
   if (p == end || *p == ']') return false;
   for (;;) {
     const MemoNode* m = findMemo(d, p, end, next);
@@ -1070,7 +1066,7 @@ bool matchItems(Decoder::Impl& d, std::string_view body, size_t open, size_t& cl
     d.hits_.push_back(m);
     d.hitAt_.push_back(static_cast<size_t>(p - begin));
     p += m->raw.size();
-    while (p < end && isSpace(*p)) ++p;
+    while (p < end && isJsonSpace(*p)) ++p;
     if (p == end) return false;
     if (*p == ']') {
       close = static_cast<size_t>(p - begin);
@@ -1078,7 +1074,7 @@ bool matchItems(Decoder::Impl& d, std::string_view body, size_t open, size_t& cl
     }
     if (*p != ',') return false;
     ++p;
-    while (p < end && isSpace(*p)) ++p;
+    while (p < end && isJsonSpace(*p)) ++p;
   }
 }
 

@@ -44,6 +44,10 @@
 namespace fleetsched::codec {
 
 constexpr size_t kDecodePadding = 64;
+
+// JSON's insignificant whitespace (RFC 8259): what may stand between tokens.
+constexpr bool isJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 // Default cap on one input document: a full-Nodes request for 5,000 nodes of ~12 KB fits.
 constexpr size_t kDefaultMaxDocumentBytes = 64u << 20;
 

@@ -93,13 +93,11 @@ namespace {
 
 constexpr std::string_view kNodeNamesKey = R"("NodeNames":)";
 
-bool isJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 // Where the list ends when `body` ends like json.Marshal writes ExtenderArgs,
 // `..."NodeNames":[...]}` (trailing blanks allowed): the position of that ']', else npos.
 size_t trailingListClose(std::string_view body) {
   size_t end = body.size();
-  while (end > 0 && isJsonSpace(body[end - 1])) --end;
+  while (end > 0 && codec::isJsonSpace(body[end - 1])) --end;
   if (end < 2 || body[end - 1] != '}' || body[end - 2] != ']') return std::string_view::npos;
   return end - 2;
 }
@@ -112,7 +110,7 @@ bool isStringList(std::string_view raw, size_t count) {
   bool wantValue = true;
   while (i < n) {
     const char c = raw[i];
-    if (isJsonSpace(c)) {
+    if (codec::isJsonSpace(c)) {
       ++i;
     } else if (c == ',' && !wantValue) {
       wantValue = true;
