@@ -217,6 +217,8 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
       }
       const NodeColumns::Row& r = rows[id];
       const int32_t total = r.gpuCount;
+      // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
+      // freest one has room, and none has when it does not.
       // The passing case with one branch (& not &&): which nodes fail is data, not a pattern.
       const int32_t freeNow = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
       const bool passes = (total > 0) & (need <= total) & (freeNow >= need) &
@@ -252,11 +254,8 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
         fail(i, {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)});
         continue;
       }
-      // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
-      // freest one has room, and none has when it does not.
-      const int32_t free = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
-      if (free < need) {
-        fail(i, {Code::Unschedulable, notFreeReason(state, c, pod, free, total)});
+      if (freeNow < need) {
+        fail(i, {Code::Unschedulable, notFreeReason(state, c, pod, freeNow, total)});
       } else if (units && r.unitsFree != NodeColumns::kNoUnits && r.unitsFree < need) {
         verdict[i] = kColumnUndecided;  // its reason names the allocatable count: filter()
       }
