@@ -64,15 +64,18 @@ NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Stat
   return NodeSpan(scratch.candidates_.data(), live);
 }
 
+bool Profile::admit(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, std::span<Status> out,
+                    ProfileScratch& scratch) const {
+  const Status s = preFilter(pod, state, cluster);
+  if (s.ok()) return true;
+  std::fill(out.begin(), out.end(), s);
+  scratch.live_ = 0;
+  return false;
+}
+
 NodeSpan Profile::runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
                             NodeSpan nodes, std::span<Status> out, ProfileScratch& scratch) const {
-  const Status s = preFilter(pod, state, cluster);
-  if (!s.ok()) {
-    std::fill(out.begin(), out.end(), s);
-    scratch.live_ = 0;
-    return {};
-  }
-  return filter(state, nodes, out, scratch);
+  return admit(pod, state, cluster, out, scratch) ? filter(state, nodes, out, scratch) : NodeSpan{};
 }
 
 NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
@@ -129,13 +132,8 @@ NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::sp
 NodeSpan Profile::runFilterColumns(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
                                    NodeSpan nodes, std::span<const uint32_t> ids, const NodeColumns& columns,
                                    std::span<Status> out, ProfileScratch& scratch) const {
-  const Status s = preFilter(pod, state, cluster);
-  if (!s.ok()) {
-    std::fill(out.begin(), out.end(), s);
-    scratch.live_ = 0;
-    return {};
-  }
-  return filterColumns(state, nodes, ids, columns, out, scratch);
+  return admit(pod, state, cluster, out, scratch) ? filterColumns(state, nodes, ids, columns, out, scratch)
+                                                  : NodeSpan{};
 }
 
 std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,

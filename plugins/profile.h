@@ -121,6 +121,9 @@ class Profile {
   bool selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const;
 
  private:
+  // preFilter for runFilter*: false after writing its rejection into every entry of `out`.
+  bool admit(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, std::span<Status> out,
+             ProfileScratch& scratch) const;
   // scoreTotals; with `columns`, plugins that have a column scorer read the rows instead.
   std::span<const int64_t> sumScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                                      std::span<const uint32_t> ids, const NodeColumns* columns,
