@@ -93,6 +93,8 @@ class Reflector {
 
   const ReflectorStats& stats() const { return stats_; }
   const std::string& lastResourceVersion() const { return resourceVersion_; }
+  // Watching from lastResourceVersion(): every change up to it has been applied to the sink.
+  bool watching() const { return phase_ == Phase::Watching; }
   bool streamingListSupported() const { return streamingList_; }
   const std::string& lastError() const { return lastError_; }
 

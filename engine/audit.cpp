@@ -1,83 +1,89 @@
 #include "engine/audit.h"
 
-#include <unordered_map>
-
 #include "codec/json_writer.h"
 
 namespace fleetsched::engine {
-namespace {
 
-struct Expected {
-  int64_t milliCpu = 0;
-  int64_t memory = 0;
-  int64_t pods = 0;
-  int64_t gpus = 0;
-};
-
-int64_t gpuUsed(const plugins::NodeInfo& n) {
-  return n.scalarCount > 0 ? n.scalars[0].used : 0;
-}
-
-int64_t gpuAllocatable(const plugins::NodeInfo& n) {
-  return n.scalarCount > 0 ? n.scalars[0].allocatable : 0;
-}
-
-}  // namespace
-
-bool audit(const cache::Snapshot& snap, const cache::Cache& cache, bool compare, std::string_view podList,
-           codec::Decoder& decoder, AuditResult& out, std::string& error) {
-  out = AuditResult{};
-  std::unordered_map<std::string_view, Expected> expected;
-  codec::PodList pods;
-  if (compare) {
-    if (!decoder.decodePodList(podList, pods)) {
-      error = "pod list: " + decoder.errorMessage();
-      return false;
-    }
-    for (const codec::Pod& p : pods.items) {
-      if (p.nodeName.empty() || p.phase == codec::PodPhase::Succeeded || p.phase == codec::PodPhase::Failed) continue;
-      const plugins::NodeInfo* n = snap.find(p.nodeName);
-      Expected& e = expected[p.nodeName];
-      e.milliCpu += p.requests.milliCpu;
-      e.memory += p.requests.memory;
-      e.pods += 1;
-      if (n != nullptr && n->scalarCount > 0) e.gpus += p.requests.get(n->scalars[0].name);
-      ++out.checkedPods;
-    }
-  }
+AuditLedger captureLedger(const cache::Snapshot& snap, const cache::Cache& cache) {
+  AuditLedger l;
   const cache::CacheStats stats = cache.stats();
+  l.reservationsLive = stats.reservationsLive;
+  l.gpuOvercommits = stats.gpuOvercommits;
+  snap.forEachNode([&](const plugins::NodeInfo& n) {
+    AuditLedger::Node& e = l.nodes.emplace_back();
+    e.name = n.name;
+    if (n.scalarCount > 0) {
+      e.gpuResource = n.scalars[0].name;
+      e.gpuAllocatable = n.scalars[0].allocatable;
+      e.gpuUsed = n.scalars[0].used;
+    }
+    e.milliCpu = n.usedMilliCpu;
+    e.pods = n.usedPods;
+  });
+  return l;
+}
+
+PodListTally::PodListTally(const AuditLedger& ledger) : ledger_(ledger), sums_(ledger.nodes.size()) {
+  index_.reserve(ledger.nodes.size());
+  for (uint32_t i = 0; i < ledger.nodes.size(); ++i) index_.emplace(ledger.nodes[i].name, i);
+}
+
+bool PodListTally::addPage(std::string_view padded, codec::Decoder& decoder, std::string& continueToken,
+                           std::string& error) {
+  codec::PodList pods;
+  if (!decoder.decodePodList(padded, pods)) {
+    error = "pod list: " + decoder.errorMessage();
+    return false;
+  }
+  for (const codec::Pod& p : pods.items) {
+    if (p.nodeName.empty() || p.phase == codec::PodPhase::Succeeded || p.phase == codec::PodPhase::Failed) continue;
+    ++checkedPods_;
+    auto it = index_.find(p.nodeName);
+    if (it == index_.end()) continue;  // a node the cache does not hold (yet): nothing to compare
+    const AuditLedger::Node& n = ledger_.nodes[it->second];
+    Sum& s = sums_[it->second];
+    s.milliCpu += p.requests.milliCpu;
+    s.pods += 1;
+    if (!n.gpuResource.empty()) s.gpus += p.requests.get(n.gpuResource);
+  }
+  continueToken.assign(pods.continueToken);
+  return true;
+}
+
+void auditReport(const AuditLedger& ledger, const PodListTally* tally, AuditResult& out) {
+  out = AuditResult{};
+  out.nodes = ledger.nodes.size();
+  if (tally != nullptr) out.checkedPods = tally->checkedPods();
   std::string& j = out.json;
   codec::JsonWriter w(j);
   w.raw("{\"mismatches\":[");
   bool first = true;
-  snap.forEachNode([&](const plugins::NodeInfo& n) {
-    ++out.nodes;
-    const int64_t used = gpuUsed(n);
-    const bool over = used > gpuAllocatable(n);
+  for (size_t i = 0; i < ledger.nodes.size(); ++i) {
+    const AuditLedger::Node& n = ledger.nodes[i];
+    const bool over = n.gpuUsed > n.gpuAllocatable;
     if (over) ++out.overcommittedNodes;
+    PodListTally::Sum e;
     bool differs = false;
-    Expected e;
-    if (compare) {
-      auto it = expected.find(n.name);
-      if (it != expected.end()) e = it->second;
-      differs = e.gpus != used || e.milliCpu != n.usedMilliCpu || e.pods != n.usedPods;
+    if (tally != nullptr) {
+      e = tally->sums()[i];
+      differs = e.gpus != n.gpuUsed || e.milliCpu != n.milliCpu || e.pods != n.pods;
     }
-    if (!over && !differs) return;
-    if (differs && stats.reservationsLive == 0) ++out.mismatchedNodes;
+    if (!over && !differs) continue;
+    if (differs && ledger.reservationsLive == 0) ++out.mismatchedNodes;
     if (!first) w.ch(',');
     first = false;
     w.raw("{\"node\":");
     w.string(n.name);
     w.raw(",\"gpuAllocatable\":");
-    w.int64(gpuAllocatable(n));
+    w.int64(n.gpuAllocatable);
     w.raw(",\"cache\":{\"gpus\":");
-    w.int64(used);
+    w.int64(n.gpuUsed);
     w.raw(",\"milliCpu\":");
-    w.int64(n.usedMilliCpu);
+    w.int64(n.milliCpu);
     w.raw(",\"pods\":");
-    w.int64(n.usedPods);
+    w.int64(n.pods);
     w.ch('}');
-    if (compare) {
+    if (tally != nullptr) {
       w.raw(",\"podList\":{\"gpus\":");
       w.int64(e.gpus);
       w.raw(",\"milliCpu\":");
@@ -89,9 +95,9 @@ bool audit(const cache::Snapshot& snap, const cache::Cache& cache, bool compare,
     w.raw(",\"overcommitted\":");
     w.boolean(over);
     w.ch('}');
-  });
+  }
   w.raw("],\"comparedWithApiServer\":");
-  w.boolean(compare);
+  w.boolean(tally != nullptr);
   w.raw(",\"nodes\":");
   w.int64(static_cast<int64_t>(out.nodes));
   w.raw(",\"checkedPods\":");
@@ -101,13 +107,16 @@ bool audit(const cache::Snapshot& snap, const cache::Cache& cache, bool compare,
   w.raw(",\"overcommittedNodes\":");
   w.int64(static_cast<int64_t>(out.overcommittedNodes));
   w.raw(",\"reservationsLive\":");
-  w.int64(static_cast<int64_t>(stats.reservationsLive));
+  w.int64(static_cast<int64_t>(ledger.reservationsLive));
   w.raw(",\"gpuOvercommits\":");
-  w.int64(static_cast<int64_t>(stats.gpuOvercommits));
+  w.int64(static_cast<int64_t>(ledger.gpuOvercommits));
   w.raw(",\"clean\":");
   w.boolean(out.mismatchedNodes == 0 && out.overcommittedNodes == 0);
   w.raw("}\n");
-  return true;
+}
+
+void auditCache(const cache::Snapshot& snap, const cache::Cache& cache, AuditResult& out) {
+  auditReport(captureLedger(snap, cache), nullptr, out);
 }
 
 }  // namespace fleetsched::engine

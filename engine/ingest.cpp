@@ -32,6 +32,8 @@ using apiclient::WatchEventInfo;
 constexpr uint64_t kStatsIntervalMs = 1000;
 constexpr uint64_t kTokenReloadMs = 60'000;
 constexpr uint32_t kBindTimeoutMs = 10'000;
+// Pods per page of an audit list.
+constexpr uint32_t kAuditPageSize = 500;
 // Pods that hold nothing are not worth a watch event each.
 constexpr std::string_view kActivePods = "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
 
@@ -650,21 +652,67 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
 void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
   Loop* l = loop_.get();
   runOnIngest([this, l, done = std::move(done)]() mutable {
-    apiclient::Request r;
-    r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods);
-    r.timeoutMs = 120'000;
-    fetch(l->transport, std::move(r), [this, l, done](int status, std::string& body, const std::string& err) {
+    // Runs between watch chunks, so the published snapshot holds exactly the pod events up to
+    // the watch's resourceVersion: list the pods at that one (kube-apiserver serves it from its
+    // watch cache or etcd) and both sides describe the same moment.
+    if (!l->pods.watching() || l->pods.lastResourceVersion().empty()) {
+      runOnReactor([done] { done({}, "the pod watch is not running; audit skipped"); });
+      return;
+    }
+    struct Job {
+      AuditLedger ledger;
+      std::optional<PodListTally> tally;
+      std::string resourceVersion;
+      std::function<void(AuditResult, std::string)> done;
+    };
+    auto job = std::make_shared<Job>();
+    job->resourceVersion = l->pods.lastResourceVersion();
+    {
+      cache::Snapshot snap = l->reader.acquire();
+      job->ledger = captureLedger(snap, cache_);
+    }
+    job->tally.emplace(job->ledger);
+    job->done = std::move(done);
+    auto finish = [this](const std::shared_ptr<Job>& job, std::string error) {
       AuditResult result;
-      std::string error = err;
-      if (error.empty() && status != 200) error = "pod list answered HTTP " + std::to_string(status);
-      if (error.empty()) {
-        size_t n = body.size();
-        body.append(codec::kDecodePadding, '\0');
-        cache::Snapshot snap = l->reader.acquire();
-        engine::audit(snap, cache_, true, std::string_view(body.data(), n), l->auditDecoder, result, error);
+      if (error.empty()) auditReport(job->ledger, &*job->tally, result);
+      runOnReactor([job, result = std::move(result), error = std::move(error)]() mutable {
+        job->done(std::move(result), error);
+      });
+    };
+    // Pages of kAuditPageSize pods keep each request, and the memory on both sides, bounded.
+    auto page = std::make_shared<std::function<void(std::string)>>();
+    *page = [this, l, job, finish, page](std::string continueToken) {
+      apiclient::Request r;
+      r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods) + "&limit=" + std::to_string(kAuditPageSize);
+      if (continueToken.empty()) {
+        r.path += "&resourceVersion=" + job->resourceVersion + "&resourceVersionMatch=Exact";
+      } else {
+        r.path += "&continue=" + continueToken;
       }
-      runOnReactor([done, result = std::move(result), error]() mutable { done(std::move(result), error); });
-    });
+      r.timeoutMs = 60'000;
+      fetch(l->transport, std::move(r),
+            [l, job, finish, page](int status, std::string& body, const std::string& err) mutable {
+              std::string error = err;
+              if (error.empty() && status != 200) {
+                error = "pod list at resourceVersion " + job->resourceVersion + " answered HTTP " +
+                        std::to_string(status) + ": " + statusMessage(body);
+              }
+              std::string next;
+              if (error.empty()) {
+                size_t n = body.size();
+                body.append(codec::kDecodePadding, '\0');
+                job->tally->addPage(std::string_view(body.data(), n), l->auditDecoder, next, error);
+              }
+              if (!error.empty() || next.empty()) {
+                finish(job, std::move(error));
+                *page = nullptr;  // breaks the cycle page -> closure -> page
+                return;
+              }
+              (*page)(std::move(next));
+            });
+    };
+    (*page)(std::string());
   });
 }
 

@@ -158,7 +158,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests");
   cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
   cmd->add_option("--audit-interval", o.auditIntervalSec,
-                  "Seconds between audits of the cache against a fresh pod list (0: off)")
+                  "Seconds between audits of the cache against a pod list taken at the watch's resourceVersion, "
+                  "500 pods a page (0: off; each costs kube-apiserver a list of every pod)")
       ->capture_default_str();
   cmd->add_option("--ingest-priority", o.ingestPriority,
                   "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
@@ -257,7 +258,6 @@ int runServe(const ServeOptions& o) {
   // /debug/audit: with an API server, the last comparison with a fresh pod list (taken every
   // --audit-interval); otherwise, and until the first comparison, the cache checked alone.
   cache::Reader auditReader(cache);
-  codec::Decoder auditDecoder(1);
   // /debug/nodes: what the cache holds, one node a line, for people and scripts.
   cache::Reader nodesReader(cache);
   server.addGet("/debug/nodes", [&nodesReader](std::string_view, engine::LocalResponse& out) {
@@ -281,9 +281,8 @@ int runServe(const ServeOptions& o) {
       return;
     }
     engine::AuditResult r;
-    std::string err;
     cache::Snapshot snap = auditReader.acquire();
-    engine::audit(snap, cache, false, {}, auditDecoder, r, err);
+    engine::auditCache(snap, cache, r);
     out.body = std::move(r.json);
   });
 

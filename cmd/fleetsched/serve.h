@@ -23,7 +23,7 @@ struct ServeOptions {
   uint32_t maxConnections = 0;
   uint32_t traceEvery = 0;
   bool profile = false;
-  uint32_t auditIntervalSec = 60;
+  uint32_t auditIntervalSec = 300;
   std::string ingestPriority = "idle";  // idle | low | normal
   std::string ingestCpus;               // kernel CPU list; empty: inherit
 };
