@@ -15,6 +15,11 @@ bound them all.
                 written to run
   go-nodenames  bench/peers/go-nodenames-extender --nodes <dump of the API's
                 nodes>: the same logic given node names only (not run by default)
+  floor         fleetsched with a one-plugin profile (Spot: this fleet has no spot
+                nodes, so it accepts every node and scores each 0) and no audit:
+                replies as large as fleetsched's for next to no work, i.e. what
+                calling any extender costs kube-scheduler and the machine (not run
+                by default)
 
 Every extender gets the same stanza (filterVerb + prioritizeVerb,
 managedResources nvidia.com/gpu, weight 1; nodeCacheCapable true but for
@@ -67,13 +72,21 @@ from cluster import (ControlPlane, Extender, HarnessError, componentPaths, log, 
                      removeWorkdir, waitFor)
 from fleet import A100, H100, NodeShape, nodeObject, pod  # noqa: E402
 
-CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames")
+CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames", "floor")
 DEFAULT_CONFIGS = ("none", "fleetsched", "go-seed")
 PEERS = ("go-seed", "go-nodenames")
 # GPUs per GPU pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
 POD_MIX = ((1, 8), (2, 4), (4, 2), (8, 1))
 CPU_NODE_EVERY = 10  # node i is CPU-only when i % 10 == 9
 NAMESPACE = "scale"
+# The floor configuration's profile: one plugin that decides nothing in this fleet.
+FLOOR_PROFILE = """apiVersion: fleetsched.io/v1alpha1
+kind: FleetschedConfiguration
+profiles:
+- name: default
+  plugins:
+  - {name: Spot, weight: 1}
+"""
 
 
 # ---- fleet and pods -------------------------------------------------------
@@ -274,7 +287,12 @@ def extenderFor(config: str, args) -> Extender | None:
     if config == "fleetsched":
         return Extender("fleetsched", [args.fleetsched, "serve", "--listen", "127.0.0.1:{port}",
                                        "--url-prefix", "/scheduler", "--kubeconfig",
-                                       "{workdir}/kubeconfig"])
+                                       "{workdir}/kubeconfig", *args.fleetsched_arg])
+    if config == "floor":
+        return Extender("fleetsched", [args.fleetsched, "serve", "--listen", "127.0.0.1:{port}",
+                                       "--url-prefix", "/scheduler", "--kubeconfig",
+                                       "{workdir}/kubeconfig", "--config", "{workdir}/floor.yaml",
+                                       "--audit-interval", "0"])
     if config == "go-seed":
         return Extender("go-seed-extender", [args.go_seed, "--listen", "127.0.0.1:{port}",
                                              "--url-prefix", "/scheduler"],
@@ -302,6 +320,8 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         log(f"[{config}] {args.nodes} nodes created in {result['node_create_s']:.1f} s")
         extender = extenderFor(config, args)
         if extender is not None:
+            if config == "floor":
+                (workdir / "floor.yaml").write_text(FLOOR_PROFILE)
             if config == "go-nodenames":
                 (workdir / "nodes.json").write_text(plane.kubectl("get", "nodes", "-o", "json",
                                                                   timeout=300))
@@ -373,7 +393,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             samples, "scheduler_schedule_attempts_total", result="unschedulable"))
         result["error_attempts"] = int(counterSum(
             samples, "scheduler_schedule_attempts_total", result="error"))
-        if config == "fleetsched":
+        if config in ("fleetsched", "floor"):
             ext = parseMetrics(fetchText(f"http://127.0.0.1:{plane.extender.port}/metrics"))
             result["extender"] = {verb: latencySummary(
                 ext, "fleetsched_http_request_duration_seconds", verb=verb)
@@ -449,18 +469,21 @@ def table(results: list[dict]) -> str:
             f"{r['pod_create_s']:.1f} | "
             f"{r['load_before']} → {r['load_after']} |")
     rows.append("")
-    for other, target in (("none", " (target ≥ 0.90)"), ("go-seed", " (target ≥ 5)"),
-                          ("go-nodenames", "")):
-        ratios = roundRatios(results, "fleetsched", other)
+    for mine, other, target in (("fleetsched", "none", " (target ≥ 0.90)"),
+                                ("fleetsched", "go-seed", " (target ≥ 5)"),
+                                ("fleetsched", "go-nodenames", ""), ("floor", "none", ""),
+                                ("fleetsched", "floor", "")):
+        ratios = roundRatios(results, mine, other)
         if ratios:
             each = ", ".join(f"{x:.2f}" for x in ratios)
-            rows.append(f"fleetsched ÷ {other}: {statistics.median(ratios):.2f}{target}"
+            rows.append(f"{mine} ÷ {other}: {statistics.median(ratios):.2f}{target}"
                         + (f" — median of {len(ratios)} rounds: {each}" if len(ratios) > 1 else ""))
-    cpuRatios = roundRatios(results, "fleetsched", "none", key=podsPerCpuSecond)
-    if cpuRatios:
-        rows.append("pods per CPU-second of all components: fleetsched ÷ none = "
-                    f"{statistics.median(cpuRatios):.2f} (what pods/s would be on a machine "
-                    "that runs nothing else)")
+    for mine in ("fleetsched", "floor"):
+        cpuRatios = roundRatios(results, mine, "none", key=podsPerCpuSecond)
+        if cpuRatios:
+            rows.append(f"pods per CPU-second of all components: {mine} ÷ none = "
+                        f"{statistics.median(cpuRatios):.2f} (what pods/s would be on a machine "
+                        "that runs nothing else)")
     return "\n".join(rows)
 
 
@@ -540,6 +563,9 @@ def main() -> int:
                          "so cooperating benchmarks on a shared machine wait in between")
     ap.add_argument("--json", default="scale-results.json")
     ap.add_argument("--fleetsched", default=os.environ.get("FLEETSCHED_BIN", ""))
+    ap.add_argument("--fleetsched-arg", action="append", default=[], metavar="ARG",
+                    help="one more argument for fleetsched serve (repeat for several), e.g. "
+                         "--fleetsched-arg=--audit-interval=0")
     ap.add_argument("--go-seed", default=os.environ.get("FLEETSCHED_GO_SEED", ""))
     ap.add_argument("--go-nodenames", default=os.environ.get("FLEETSCHED_GO_NODENAMES", ""))
     ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
@@ -549,8 +575,8 @@ def main() -> int:
     for c in configs:
         if c not in CONFIGS:
             ap.error(f"unknown config {c}; expected one of {', '.join(CONFIGS)}")
-    if "fleetsched" in configs and not os.access(args.fleetsched, os.X_OK):
-        ap.error("fleetsched config needs --fleetsched or FLEETSCHED_BIN")
+    if {"fleetsched", "floor"} & set(configs) and not os.access(args.fleetsched, os.X_OK):
+        ap.error("fleetsched and floor configs need --fleetsched or FLEETSCHED_BIN")
     if "go-nodenames" in configs and not os.access(args.go_nodenames, os.X_OK):
         ap.error("go-nodenames config needs --go-nodenames or FLEETSCHED_GO_NODENAMES")
     if "go-seed" in configs and not os.access(args.go_seed, os.X_OK):
