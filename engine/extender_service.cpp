@@ -454,40 +454,26 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     }
     for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
+  // Only nodes that score above 0 are listed: kube-scheduler adds each listed score × weight to
+  // its node's total and nothing for an unlisted node, so the totals are the same, and a reply
+  // it decodes (and allocates for) per node is shorter by every node a pod cannot use well, and
+  // by every name this cache does not know.
   priorities_.clear();
-  if (names) {
-    // Hosts as the name table encodes them; unknown names escaped here.
-    unknownQuoted_.clear();
-    unknownQuotedOffset_.assign(1, 0);
-    {
-      codec::JsonWriter w(unknownQuoted_);
-      for (std::string_view name : unknown_) {
-        w.string(name);
-        unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
-      }
+  prefixes_.clear();
+  kept_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (scores_[i] == 0) continue;
+    if (names) {
+      prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
+      kept_.push_back(scores_[i]);
+    } else {
+      priorities_.push_back({nodes_[i]->name, scores_[i]});
     }
-    // Entries up to the score come from the name table; unknown names' are built here.
-    unknownPrefixes_.clear();
-    unknownPrefixOffset_.assign(1, 0);
-    for (size_t k = 0; k < unknown_.size(); ++k) {
-      codec::appendHostScorePrefix(quotedUnknown(k), unknownPrefixes_);
-      unknownPrefixOffset_.push_back(static_cast<uint32_t>(unknownPrefixes_.size()));
-    }
-    prefixes_.clear();
-    for (size_t i = 0; i < nodes_.size(); ++i) prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
-    for (size_t k = 0; k < unknown_.size(); ++k) {
-      prefixes_.push_back(std::string_view(unknownPrefixes_)
-                              .substr(unknownPrefixOffset_[k], unknownPrefixOffset_[k + 1] - unknownPrefixOffset_[k]));
-    }
-    scores_.resize(nodes_.size() + unknown_.size(), 0);  // unknown names score 0
-  } else {
-    for (size_t i = 0; i < nodes_.size(); ++i) priorities_.push_back({nodes_[i]->name, scores_[i]});
-    for (std::string_view name : unknown_) priorities_.push_back({name, 0});
   }
   const uint64_t decided = uv_hrtime();
 
   if (names) {
-    codec::encodeHostScores(prefixes_, scores_, req.response);
+    codec::encodeHostScores(prefixes_, kept_, req.response);
   } else {
     codec::encodeHostPriorityList(priorities_, req.response, false);
   }

@@ -184,9 +184,8 @@ class ExtenderService : public BatchHandler {
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<int32_t> scores_;
-  std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each entry up to its score
-  std::string unknownPrefixes_;
-  std::vector<uint32_t> unknownPrefixOffset_;
+  std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each listed entry up to its score
+  std::vector<int32_t> kept_;               // prioritize, NodeNames: the listed entries' scores
   std::vector<uint32_t> order_;          // preempt: victims by decreasing priority
   std::vector<std::string_view> keptUids_;
   std::vector<uint32_t> inputIndexFeasible_;
