@@ -279,6 +279,14 @@ def loadAverage() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def machineTicks() -> tuple[int, int]:
+    """(all, steal) jiffies of every CPU since boot (/proc/stat). Steal is time the hypervisor
+    gave this VM's vCPUs to someone else: a configuration that ran while it was high ran on a
+    slower machine, which per-pod CPU times do not show."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[7]
+
+
 # ---- one configuration ----------------------------------------------------
 
 def extenderFor(config: str, args) -> Extender | None:
@@ -353,6 +361,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         base = scheduled() if args.create_while_scheduling else 0.0
         creator = threading.Thread(target=createPods)
         cpuBefore = {p.name: cpuSeconds(p.pid) for p in plane.processes}
+        ticksBefore = machineTicks()
         t0 = time.monotonic()
         if args.create_while_scheduling:
             creator.start()
@@ -375,6 +384,8 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         # CPU time each component spent on the burst: far less sensitive than
         # wall time to what else the shared machine runs.
         result["cpu_s"] = {p.name: cpuSeconds(p.pid) - cpuBefore[p.name] for p in plane.processes}
+        ticksAfter = machineTicks()
+        result["steal_pct"] = 100.0 * (ticksAfter[1] - ticksBefore[1]) / max(ticksAfter[0] - ticksBefore[0], 1)
         if args.create_while_scheduling:
             creator.join()
         if "pod_create_s" not in result:
@@ -451,8 +462,8 @@ def table(results: list[dict]) -> str:
     rows = ["| round | config | scheduled | s to schedule all | pods/s | vs none | "
             "attempt p50 / p99 ms | SLI p50 / p99 ms | extender filter p50 / p99 ms | "
             "prioritize p50 / p99 ms | CPU ms/pod: scheduler / extender / apiserver | "
-            "creates s | load before → after |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "steal % | creates s | load before → after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         base = next((b for b in results
                      if b["config"] == "none" and b.get("round") == r.get("round")), None)
@@ -466,7 +477,7 @@ def table(results: list[dict]) -> str:
             f"{ms(r['sli']['p50_s'])} / {ms(r['sli']['p99_s'])} | "
             f"{ms(f.get('p50_s'))} / {ms(f.get('p99_s'))} | "
             f"{ms(p.get('p50_s'))} / {ms(p.get('p99_s'))} | {cpuPerPod(r)} | "
-            f"{r['pod_create_s']:.1f} | "
+            f"{r.get('steal_pct', 0):.1f} | {r['pod_create_s']:.1f} | "
             f"{r['load_before']} → {r['load_after']} |")
     rows.append("")
     for mine, other, target in (("fleetsched", "none", " (target ≥ 0.90)"),
