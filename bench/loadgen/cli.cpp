@@ -25,6 +25,8 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
   cmd->add_option("--min-node-bytes", o->minNodeBytes, "Without --corpus: smallest node object")->capture_default_str();
   cmd->add_option("--max-node-bytes", o->maxNodeBytes, "Without --corpus: largest node object")->capture_default_str();
   cmd->add_flag("--filter-only", o->filterOnly, "Send filter only, no prioritize");
+  cmd->add_flag("--prioritize-all-nodes", o->prioritizeAllNodes,
+                "Send prioritize every node filter got (default: only those filter kept, as kube-scheduler does)");
   cmd->add_option("-c,--connections", o->connections, "Keep-alive connections")->capture_default_str();
   cmd->add_option("-d,--depth", o->depth, "Pods in flight per connection (HTTP pipelining when > 1)")
       ->capture_default_str();

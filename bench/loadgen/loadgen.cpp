@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <unordered_map>
 
 #include "bench/fleet/fleet_gen.h"
 
@@ -40,6 +41,8 @@ struct Corpus {
   };
   std::vector<Body> bodies;
   std::array<std::vector<std::string>, 2> headers;  // per verb, per body
+  // Full mode: each node's object by name, for prioritize bodies of the nodes filter kept.
+  std::unordered_map<std::string_view, std::string_view> wireByName;
 
   std::string_view keep(std::string s) { return storage.emplace_back(std::move(s)); }
   void add(std::initializer_list<std::string_view> parts) {
@@ -88,6 +91,15 @@ bool applyManifest(const std::string& dir, fleet::FleetOptions& fleetOptions, st
   return true;
 }
 
+// A request head as Go's net/http writes it for kube-scheduler's extender client.
+std::string requestHead(const LoadgenOptions& o, int verb, size_t bodySize) {
+  std::string prefix = o.urlPrefix;
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  return "POST " + prefix + "/" + kVerbNames[verb] + " HTTP/1.1\r\nHost: " + o.target +
+         "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: " + std::to_string(bodySize) +
+         "\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n";
+}
+
 bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
   if (!o.requestsFile.empty()) {
     std::string text;
@@ -131,23 +143,18 @@ bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
       std::vector<std::string> wires;
       const size_t n = std::min(o.fullModeNodes, fleetGen.size());
       wires.reserve(n);
-      for (size_t i = 0; i < n; ++i) wires.push_back(fleetGen.nodeWire(i));
+      for (size_t i = 0; i < n; ++i) {
+        wires.push_back(fleetGen.nodeWire(i));
+        corpus.wireByName.emplace(corpus.keep(fleetGen.summaries()[i].name), corpus.keep(wires.back()));
+      }
       head = fleet::kFullArgsHead;
       tail = corpus.keep(fleet::fullArgsTail(wires));
     }
     for (size_t i = 0; i < pods.size(); ++i) corpus.add({head, corpus.keep(pods.podWire(i)), tail});
   }
-  // Request heads as Go's net/http writes them for kube-scheduler's extender client.
-  std::string prefix = o.urlPrefix;
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   for (int v = 0; v < 2; ++v) {
     corpus.headers[static_cast<size_t>(v)].reserve(corpus.bodies.size());
-    for (const auto& b : corpus.bodies) {
-      corpus.headers[static_cast<size_t>(v)].push_back(
-          "POST " + prefix + "/" + kVerbNames[v] + " HTTP/1.1\r\nHost: " + o.target +
-          "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: " + std::to_string(b.size) +
-          "\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n");
-    }
+    for (const auto& b : corpus.bodies) corpus.headers[static_cast<size_t>(v)].push_back(requestHead(o, v, b.size));
   }
   return true;
 }
@@ -173,6 +180,21 @@ struct Conn {
   int activePods = 0;
   std::deque<Pending> inflight;
   std::vector<char> readBuf;
+  bool capturing = false;  // keeping the body of the reply being read (a filter reply)
+  std::string reply;
+};
+
+// The prioritize request of one corpus pod.
+struct PrioritizeBody {
+  enum class State : uint8_t {
+    kUnknown,       // no filter reply seen yet
+    kReady,         // body: the pod and the nodes its filter reply kept
+    kSkip,          // filter kept ≤ 1 node: kube-scheduler would not call prioritize
+    kSameAsFilter,  // --prioritize-all-nodes, or a --requests-file body (not split into parts)
+  };
+  State state = State::kUnknown;
+  Corpus::Body body;
+  std::string head;
 };
 
 struct WriteReq {
@@ -190,6 +212,7 @@ class Runner {
   // Callbacks from libuv / llhttp.
   void onConnected(Conn* c, int status);
   void onRead(Conn* c, ssize_t nread, const uv_buf_t* buf);
+  void onResponseBegin(Conn* c);
   void onResponse(Conn* c, int status);
   void onWriteDone(WriteReq* w, int status);
   void onClosed(Conn* c);
@@ -201,6 +224,7 @@ class Runner {
   void fail(Conn* c, const char* why);
   void startPod(Conn* c, uint64_t intended);
   void send(Conn* c, const Pending& p);
+  bool buildPrioritize(uint32_t body, const std::string& reply);
   void dispatchOpenLoop();
   void maybeFinish();
   void progress();
@@ -228,6 +252,10 @@ class Runner {
   uint64_t progressPods_ = 0, progressLast_ = 0;
   bool tty_ = false;
   std::vector<std::unique_ptr<WriteReq>> writeStore_;
+  std::vector<PrioritizeBody> prioritize_;  // per corpus body
+  std::unordered_map<std::string, std::string_view> prioritizeTails_;  // kept names, '\n'-joined -> tail
+  std::deque<std::string> prioritizeStorage_;
+  simdjson::dom::parser replyParser_;
 };
 
 bool Runner::run(std::string& error) {
@@ -251,7 +279,23 @@ bool Runner::run(std::string& error) {
   std::memcpy(&addr_, gai.addrinfo->ai_addr, gai.addrinfo->ai_addrlen);
   uv_freeaddrinfo(gai.addrinfo);
 
+  prioritize_.resize(corpus_.bodies.size());
+  for (size_t i = 0; i < corpus_.bodies.size(); ++i) {
+    // Only generated bodies come in parts (head, pod, nodes) that a prioritize body can reuse.
+    if (o_.prioritizeAllNodes || corpus_.bodies[i].count != 3) prioritize_[i].state = PrioritizeBody::State::kSameAsFilter;
+  }
+
   llhttp_settings_init(&settings_);
+  settings_.on_message_begin = [](llhttp_t* p) -> int {
+    auto* c = static_cast<Conn*>(p->data);
+    c->runner->onResponseBegin(c);
+    return HPE_OK;
+  };
+  settings_.on_body = [](llhttp_t* p, const char* at, size_t n) -> int {
+    auto* c = static_cast<Conn*>(p->data);
+    if (c->capturing) c->reply.append(at, n);
+    return HPE_OK;
+  };
   settings_.on_message_complete = [](llhttp_t* p) -> int {
     auto* c = static_cast<Conn*>(p->data);
     c->runner->onResponse(c, p->status_code);
@@ -388,8 +432,10 @@ void Runner::send(Conn* c, const Pending& p) {
     w = freeWrites_.back();
     freeWrites_.pop_back();
   }
-  const auto& body = corpus_.bodies[p.body];
-  const std::string& head = corpus_.headers[p.verb][p.body];
+  const PrioritizeBody& pb = prioritize_[p.body];
+  const bool own = p.verb == kPrioritize && pb.state == PrioritizeBody::State::kReady;
+  const Corpus::Body& body = own ? pb.body : corpus_.bodies[p.body];
+  const std::string& head = own ? pb.head : corpus_.headers[p.verb][p.body];
   w->bufs[0] = uv_buf_init(const_cast<char*>(head.data()), static_cast<unsigned>(head.size()));
   for (size_t i = 0; i < body.count; ++i) {
     w->bufs[i + 1] = uv_buf_init(const_cast<char*>(body.parts[i].data()), static_cast<unsigned>(body.parts[i].size()));
@@ -424,6 +470,71 @@ void Runner::onRead(Conn* c, ssize_t nread, const uv_buf_t* buf) {
   if (err != HPE_OK) fail(c, llhttp_errno_name(err));
 }
 
+void Runner::onResponseBegin(Conn* c) {
+  c->capturing = !o_.filterOnly && !c->inflight.empty() && c->inflight.front().verb == kFilter &&
+                 prioritize_[c->inflight.front().body].state == PrioritizeBody::State::kUnknown;
+  c->reply.clear();
+}
+
+bool Runner::buildPrioritize(uint32_t b, const std::string& reply) {
+  simdjson::dom::element doc;
+  if (replyParser_.parse(reply).get(doc) != simdjson::SUCCESS || !doc.is_object()) return false;
+  std::vector<std::string> kept;
+  simdjson::dom::element list;
+  if (o_.mode == ArgsMode::kNodeNames) {
+    if (doc["NodeNames"].get(list) == simdjson::SUCCESS && !list.is_null()) {
+      simdjson::dom::array names;
+      if (list.get(names) != simdjson::SUCCESS) return false;
+      for (simdjson::dom::element n : names) {
+        std::string_view name;
+        if (n.get(name) != simdjson::SUCCESS) return false;
+        kept.emplace_back(name);
+      }
+    }
+  } else if (doc["Nodes"].get(list) == simdjson::SUCCESS && !list.is_null()) {
+    simdjson::dom::array items;
+    if (list["items"].get(items) != simdjson::SUCCESS) return false;
+    for (simdjson::dom::element item : items) {
+      std::string_view name;
+      if (item["metadata"]["name"].get(name) != simdjson::SUCCESS) return false;
+      kept.emplace_back(name);
+    }
+  }
+  PrioritizeBody& pb = prioritize_[b];
+  if (kept.size() <= 1) {
+    pb.state = PrioritizeBody::State::kSkip;
+    return true;
+  }
+  // Pods of one shape keep the same nodes: their bodies share one copy of the node part.
+  std::string key;
+  for (const std::string& n : kept) key.append(n).push_back('\n');
+  auto it = prioritizeTails_.find(key);
+  if (it == prioritizeTails_.end()) {
+    std::string tail;
+    if (o_.mode == ArgsMode::kNodeNames) {
+      tail = fleet::nodeNamesArgsTail(kept);
+    } else {
+      std::vector<std::string> wires;
+      for (const std::string& n : kept) {
+        auto w = corpus_.wireByName.find(n);
+        if (w == corpus_.wireByName.end()) return false;  // a node the request did not carry
+        wires.emplace_back(w->second);
+      }
+      tail = fleet::fullArgsTail(wires);
+    }
+    it = prioritizeTails_.emplace(std::move(key), prioritizeStorage_.emplace_back(std::move(tail))).first;
+  }
+  const Corpus::Body& filterBody = corpus_.bodies[b];
+  pb.body = Corpus::Body{};
+  for (std::string_view part : {filterBody.parts[0], filterBody.parts[1], it->second}) {
+    pb.body.parts[pb.body.count++] = part;
+    pb.body.size += part.size();
+  }
+  pb.head = requestHead(o_, kPrioritize, pb.body.size);
+  pb.state = PrioritizeBody::State::kReady;
+  return true;
+}
+
 void Runner::onResponse(Conn* c, int status) {
   if (c->inflight.empty()) {
     fail(c, "reply without a request");
@@ -441,18 +552,32 @@ void Runner::onResponse(Conn* c, int status) {
   } else if (p.measured) {
     vr.latency.record(t - p.origin);
   }
+  bool prioritized = p.verb == kPrioritize || o_.filterOnly;
   if (ok && p.verb == kFilter && !o_.filterOnly) {
-    // kube-scheduler calls prioritize once filter has answered; its latency starts now.
-    p.verb = kPrioritize;
-    p.origin = t;
-    send(c, p);
-    return;
+    PrioritizeBody& pb = prioritize_[p.body];
+    if (pb.state == PrioritizeBody::State::kUnknown && c->capturing && !buildPrioritize(p.body, c->reply)) {
+      // Not an ExtenderFilterResult kube-scheduler could use: the pod fails here.
+      ++result_.filter.errors;
+      if (p.measured) ++result_.pod.errors;
+      pb.state = PrioritizeBody::State::kUnknown;
+    } else if (pb.state != PrioritizeBody::State::kSkip) {
+      // kube-scheduler calls prioritize once filter has answered; its latency starts now.
+      c->capturing = false;
+      p.verb = kPrioritize;
+      p.origin = t;
+      send(c, p);
+      return;
+    }
   }
+  c->capturing = false;
   --c->activePods;
   ++progressPods_;
-  if (ok && p.measured) {
+  if (ok && p.measured && prioritized) {
     result_.pod.latency.record(t - p.podIntended);
     ++result_.pods;
+    lastCompletion_ = t;
+  } else if (ok && p.measured && prioritize_[p.body].state == PrioritizeBody::State::kSkip) {
+    ++result_.podsWithoutPrioritize;
     lastCompletion_ = t;
   }
   if (running_ && o_.rate <= 0) {
@@ -642,6 +767,11 @@ std::string formatTable(const LoadgenOptions& o, const LoadgenResult& r) {
                 static_cast<unsigned long long>(r.filter.errors + r.prioritize.errors),
                 r.seconds > 0 ? static_cast<double>(r.bytesSent) / 1e6 / (r.seconds + o.warmup) : 0.0);
   out += line;
+  if (r.podsWithoutPrioritize > 0) {
+    std::snprintf(line, sizeof line, "pods filter left with one node or none (no prioritize, not in pods/s): %llu\n",
+                  static_cast<unsigned long long>(r.podsWithoutPrioritize));
+    out += line;
+  }
   std::snprintf(line, sizeof line, "%-12s %9s %10s %10s %10s %10s %10s %10s\n", "latency", "count", "p50", "p90",
                 "p99", "p99.9", "max", "mean");
   out += line;
@@ -677,6 +807,7 @@ std::string formatJson(const LoadgenOptions& o, const LoadgenResult& r) {
   str("target", o.target);
   str("mode", o.mode == ArgsMode::kFull ? "full" : "nodenames");
   str("loop", o.rate > 0 ? "open" : "closed");
+  str("prioritizeNodes", o.prioritizeAllNodes ? "all" : "feasible");
   num("rate", o.rate);
   num("connections", o.connections);
   num("depth", o.depth);
@@ -687,6 +818,7 @@ std::string formatJson(const LoadgenOptions& o, const LoadgenResult& r) {
   num("bytesSent", static_cast<double>(r.bytesSent));
   num("bytesReceived", static_cast<double>(r.bytesReceived));
   num("reconnects", static_cast<double>(r.reconnects));
+  num("podsWithoutPrioritize", static_cast<double>(r.podsWithoutPrioritize));
   out += "\"verbs\":{";
   auto verb = [&](const char* name, const VerbResult& v, bool last) {
     out += "\"";

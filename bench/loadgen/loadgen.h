@@ -1,6 +1,10 @@
 // `fleetsched loadgen`: an HTTP/1.1 keep-alive load generator on one libuv loop that replays
 // what kube-scheduler sends an extender: per pod, a filter call and then (after its reply) a
-// prioritize call with the same ExtenderArgs.
+// prioritize call with the same pod and only the nodes filter kept, as kube-scheduler sends only
+// feasible nodes to prioritize (and none at all when one or no node is feasible: it then takes
+// that node, or finds the pod unschedulable, without scoring). The prioritize body for each
+// corpus pod is built from its first filter reply: the load generator does not bind, so the
+// server's answer does not change during a run.
 //
 // Closed loop: `connections` × `depth` pods in flight, each starting as soon as the previous one
 // finished. Open loop: pods start at a fixed rate; every latency is measured from the pod's
@@ -36,6 +40,9 @@ struct LoadgenOptions {
   size_t maxNodeBytes = 14 * 1024;
   double cpuOnlyFraction = 0.2;
   bool filterOnly = false;  // skip prioritize
+  // Send prioritize the same nodes as filter (this tool's behaviour before it followed
+  // kube-scheduler; also what --requests-file bodies get, since it cannot split them).
+  bool prioritizeAllNodes = false;
 
   int connections = 1;
   int depth = 1;         // pods in flight per connection (pipelined)
@@ -59,7 +66,8 @@ struct VerbResult {
 struct LoadgenResult {
   VerbResult filter, prioritize, pod;
   double seconds = 0;  // measured window
-  uint64_t pods = 0;   // completed, measured
+  uint64_t pods = 0;   // completed, measured (filter and prioritize)
+  uint64_t podsWithoutPrioritize = 0;  // measured pods filter left with ≤ 1 node: no prioritize
   uint64_t requests = 0;
   uint64_t bytesSent = 0;
   uint64_t bytesReceived = 0;

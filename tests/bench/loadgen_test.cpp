@@ -20,12 +20,15 @@
 namespace fleetsched::bench::loadgen {
 namespace {
 
-// Answers every request with 200 "[]" (or `failStatus` for prioritize when set), recording the
-// request path sequence per connection and checking each body is JSON with a Pod.
+// Answers filter with the first `keep` nodes of the request (NodeNames or Nodes, as sent) and
+// prioritize with 200 "[]" (or `failStatus` when set), recording the request path sequence per
+// connection and the nodes of every request, and checking each body is JSON with a Pod.
 class TestServer {
  public:
   // closeAfter > 0: drop each connection after that many requests, unanswered.
-  explicit TestServer(int failStatus = 0, int closeAfter = 0) : failStatus_(failStatus), closeAfter_(closeAfter) {
+  // arrayForFilter: answer filter with "[]" too, which is no ExtenderFilterResult.
+  explicit TestServer(int failStatus = 0, int closeAfter = 0, size_t keep = 3, bool arrayForFilter = false)
+      : failStatus_(failStatus), closeAfter_(closeAfter), keep_(keep), arrayForFilter_(arrayForFilter) {
     listenFd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -47,6 +50,8 @@ class TestServer {
 
   std::mutex mu;
   std::vector<std::vector<std::string>> paths;  // per connection
+  // Per request, in arrival order over all connections: the path and the nodes' names it carried.
+  std::vector<std::pair<std::string, std::vector<std::string>>> requests;
   std::atomic<int> badBodies{0};
 
  private:
@@ -111,15 +116,37 @@ class TestServer {
       return;
     }
     simdjson::dom::parser parser;
-    simdjson::dom::element doc, pod;
+    simdjson::dom::element doc, pod, list;
     if (parser.parse(c.body).get(doc) != simdjson::SUCCESS || doc["Pod"].get(pod) != simdjson::SUCCESS) ++badBodies;
+    // The nodes the request carries, and the reply filter gives: the first keep_ of them.
+    std::vector<std::string> names;
+    std::string kept;
+    const bool nodeNames = doc["NodeNames"].get(list) == simdjson::SUCCESS && !list.is_null();
+    if (nodeNames) {
+      for (simdjson::dom::element n : list.get_array()) {
+        names.emplace_back(n.get_string().value());
+        if (names.size() <= keep_) kept += (names.size() > 1 ? ",\"" : "\"") + names.back() + "\"";
+      }
+    } else if (doc["Nodes"]["items"].get(list) == simdjson::SUCCESS) {
+      for (simdjson::dom::element n : list.get_array()) {
+        names.emplace_back(n["metadata"]["name"].get_string().value());
+        if (names.size() <= keep_) kept += (names.size() > 1 ? "," : "") + simdjson::minify(n);
+      }
+    }
     {
       std::lock_guard lock(mu);
       paths[c.index].push_back(c.url);
+      requests.emplace_back(c.url, names);
+    }
+    std::string body = "[]";
+    if (c.url.ends_with("/filter") && !arrayForFilter_) {
+      body = nodeNames ? R"({"Nodes":null,"NodeNames":[)" + kept + R"(],"FailedNodes":{},"Error":""})"
+                       : R"({"Nodes":{"metadata":{},"items":[)" + kept + R"(]},"NodeNames":null,"FailedNodes":{},"Error":""})";
     }
     const bool fail = failStatus_ && c.url.ends_with("/prioritize");
     std::string reply = fail ? "HTTP/1.1 " + std::to_string(failStatus_) + " Oops\r\nContent-Length: 0\r\n\r\n"
-                             : std::string("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]");
+                             : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                   std::to_string(body.size()) + "\r\n\r\n" + body;
     ssize_t off = 0;
     while (off < static_cast<ssize_t>(reply.size())) {
       ssize_t n = ::write(c.fd, reply.data() + off, reply.size() - static_cast<size_t>(off));
@@ -130,6 +157,8 @@ class TestServer {
 
   int failStatus_;
   int closeAfter_;
+  size_t keep_;
+  bool arrayForFilter_;
   int listenFd_ = -1;
   uint16_t port_ = 0;
   std::thread acceptor_;
@@ -172,6 +201,67 @@ TEST(Loadgen, ClosedLoopSendsFilterThenPrioritizePerPod) {
   EXPECT_EQ(total, r.requests);
 }
 
+// kube-scheduler sends prioritize only the nodes filter kept; each request's filter answer here
+// keeps the first three nodes it was sent.
+void expectPrioritizeGetsWhatFilterKept(TestServer& server, size_t fleetNodes) {
+  std::lock_guard lock(server.mu);
+  size_t prioritized = 0;
+  for (const auto& [path, names] : server.requests) {
+    if (path.ends_with("/filter")) {
+      EXPECT_EQ(names.size(), fleetNodes);
+    } else {
+      ++prioritized;
+      ASSERT_EQ(names.size(), 3u);
+      // The corpus's fleet is in name order: what filter kept is the first three of them.
+      EXPECT_EQ(names, std::vector<std::string>(server.requests.front().second.begin(),
+                                                server.requests.front().second.begin() + 3));
+    }
+  }
+  EXPECT_GT(prioritized, 10u);
+}
+
+TEST(Loadgen, PrioritizeCarriesOnlyTheNodesFilterKept) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_EQ(r.filter.errors + r.prioritize.errors, 0u);
+  expectPrioritizeGetsWhatFilterKept(server, o.corpusNodes);
+}
+
+TEST(Loadgen, AllNodesToPrioritizeWhenAskedFor) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.prioritizeAllNodes = true;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  std::lock_guard lock(server.mu);
+  for (const auto& [path, names] : server.requests) EXPECT_EQ(names.size(), o.corpusNodes) << path;
+}
+
+TEST(Loadgen, OneFeasibleNodeMeansNoPrioritize) {
+  TestServer server(0, 0, /*keep=*/1);
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_EQ(r.pods, 0u);  // pods/s counts filter+prioritize pairs
+  EXPECT_GT(r.podsWithoutPrioritize, 10u);
+  EXPECT_EQ(r.prioritize.latency.count(), 0u);
+  EXPECT_EQ(r.filter.errors, 0u);
+  std::lock_guard lock(server.mu);
+  for (const auto& [path, names] : server.requests) EXPECT_TRUE(path.ends_with("/filter")) << path;
+}
+
+TEST(Loadgen, FilterReplyThatIsNoFilterResultIsAnError) {
+  TestServer server(0, 0, 3, /*arrayForFilter=*/true);
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_GT(r.filter.errors, 0u);
+  EXPECT_EQ(r.pods + r.podsWithoutPrioritize, 0u);
+  EXPECT_EQ(runLoadgen(o), 3);
+}
+
 TEST(Loadgen, PipelinedFullModeRequestsAreWellFormed) {
   TestServer server;
   LoadgenOptions o = smallRun(server.target());
@@ -183,6 +273,7 @@ TEST(Loadgen, PipelinedFullModeRequestsAreWellFormed) {
   EXPECT_GT(r.pods, 10u);
   EXPECT_EQ(server.badBodies.load(), 0);
   EXPECT_EQ(r.filter.errors + r.prioritize.errors, 0u);
+  expectPrioritizeGetsWhatFilterKept(server, o.fullModeNodes);
 }
 
 TEST(Loadgen, OpenLoopKeepsTheRate) {
