@@ -330,6 +330,31 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
   r.namesEncoded = true;
 }
 
+void ExtenderService::primePrioritizeList(const cache::Snapshot& snap) {
+  // kube-scheduler sends prioritize exactly the nodes its extenders' filters kept, in the order
+  // this reply lists them: a list that differs from pod to pod, so the last prioritize list
+  // rarely matches, and hashing ~2,600 of 5,000 names again cost prioritize's p90 ~200 us.
+  // Remembered as prioritize's last list, its bytes (or names) are compared instead; anything
+  // else sent to prioritize still resolves name by name.
+  NameListMemo& m = memos_[1];
+  m.valid = true;
+  m.nameSet = snap.nameSetVersion();
+  ++m.generation;
+  m.names.clear();
+  m.ends.clear();
+  m.ids.clear();
+  m.raw.clear();
+  for (size_t k = 0; k < passedIds_.size(); ++k) {
+    const uint32_t id = passedIds_[k];
+    m.names.append(names_.name(id));
+    m.ends.push_back(static_cast<uint32_t>(m.names.size()));
+    m.ids.push_back(id);
+    if (k > 0) m.raw.push_back(',');
+    m.raw.append(names_.quoted(id));
+  }
+  m.rawValid = true;
+}
+
 const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
   if (!profile.hasColumnFilters()) return nullptr;
   const plugins::GpuResourceConfig& resources = profile.gpuResources();
@@ -384,9 +409,11 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   r.failedSorted = false;
   r.namesEncoded = false;
   const bool names = r.mode == codec::NodesMode::NodeNames;
+  passedIds_.clear();
   auto pass = [&](size_t i) {
     if (names) {
       r.nodeNames.push_back(names_.quoted(nodeIds_[i]));  // the request's name, as the table encodes it
+      passedIds_.push_back(nodeIds_[i]);
     } else {
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
@@ -409,6 +436,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   }
   if (names) {
     orderFailed(failed_);
+    primePrioritizeList(snap);
   } else {
     // Full Nodes: the names come with the request; the encoder sorts them.
     for (uint32_t i : failed_) {

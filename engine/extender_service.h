@@ -108,6 +108,8 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: the failed maps in name order with names from names_, unknown names last
   // merged in (filterResult_.failedSorted / namesEncoded).
   void orderFailed(const std::vector<uint32_t>& failed);
+  // Makes the nodes a NodeNames filter kept (passedIds_, reply order) prioritize's last list.
+  void primePrioritizeList(const cache::Snapshot& snap);
   std::string_view quotedUnknown(size_t i) const {
     return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
   }
@@ -176,6 +178,7 @@ class ExtenderService : public BatchHandler {
   std::string compact_;  // a body without its list, padded
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter
+  std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
   std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
   std::vector<uint32_t> rankStatus_;   // rank -> position in statuses_
   std::vector<uint32_t> unknownOrder_;
