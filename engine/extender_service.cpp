@@ -464,9 +464,10 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const plugins::Profile& profile = config_.profileFor(args_.pod);
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
-  // the rest scores 0.
+  // the rest scores 0 (and is not listed).
   plugins::NodeSpan feasible = runFilter(profile, snap);
-  scores_.assign(nodes_.size(), 0);
+  inputIndexFeasible_.clear();
+  feasibleScores_.clear();
   if (!feasible.empty()) {
     // extenderScores reuses the scratch, so keep the feasible positions first.
     inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
@@ -480,7 +481,6 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     } else {
       profile.extenderScores(state_, snap, feasibleNodes_, feasibleScores_, scratch_);
     }
-    for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) scores_[inputIndexFeasible_[k]] = feasibleScores_[k];
   }
   // Only nodes that score above 0 are listed: kube-scheduler adds each listed score × weight to
   // its node's total and nothing for an unlisted node, so the totals are the same, and a reply
@@ -489,13 +489,16 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   priorities_.clear();
   prefixes_.clear();
   kept_.clear();
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (scores_[i] == 0) continue;
+  // Feasible positions ascend, so entries keep the request's order.
+  for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) {
+    const int32_t score = feasibleScores_[k];
+    if (score == 0) continue;
+    const uint32_t i = inputIndexFeasible_[k];
     if (names) {
       prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
-      kept_.push_back(scores_[i]);
+      kept_.push_back(score);
     } else {
-      priorities_.push_back({nodes_[i]->name, scores_[i]});
+      priorities_.push_back({nodes_[i]->name, score});
     }
   }
   const uint64_t decided = uv_hrtime();

@@ -186,7 +186,6 @@ class ExtenderService : public BatchHandler {
   std::vector<uint32_t> unknownQuotedOffset_;
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
-  std::vector<int32_t> scores_;
   std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each listed entry up to its score
   std::vector<int32_t> kept_;               // prioritize, NodeNames: the listed entries' scores
   std::vector<uint32_t> order_;          // preempt: victims by decreasing priority

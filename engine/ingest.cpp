@@ -649,6 +649,13 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
   });
 }
 
+struct Ingestor::AuditJob {
+  AuditLedger ledger;
+  std::optional<PodListTally> tally;
+  std::string resourceVersion;
+  std::function<void(AuditResult, std::string)> done;
+};
+
 void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
   Loop* l = loop_.get();
   runOnIngest([this, l, done = std::move(done)]() mutable {
@@ -659,13 +666,7 @@ void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
       runOnReactor([done] { done({}, "the pod watch is not running; audit skipped"); });
       return;
     }
-    struct Job {
-      AuditLedger ledger;
-      std::optional<PodListTally> tally;
-      std::string resourceVersion;
-      std::function<void(AuditResult, std::string)> done;
-    };
-    auto job = std::make_shared<Job>();
+    auto job = std::make_shared<AuditJob>();
     job->resourceVersion = l->pods.lastResourceVersion();
     {
       cache::Snapshot snap = l->reader.acquire();
@@ -673,46 +674,42 @@ void Ingestor::audit(std::function<void(AuditResult, std::string)> done) {
     }
     job->tally.emplace(job->ledger);
     job->done = std::move(done);
-    auto finish = [this](const std::shared_ptr<Job>& job, std::string error) {
-      AuditResult result;
-      if (error.empty()) auditReport(job->ledger, &*job->tally, result);
-      runOnReactor([job, result = std::move(result), error = std::move(error)]() mutable {
-        job->done(std::move(result), error);
-      });
-    };
-    // Pages of kAuditPageSize pods keep each request, and the memory on both sides, bounded.
-    auto page = std::make_shared<std::function<void(std::string)>>();
-    *page = [this, l, job, finish, page](std::string continueToken) {
-      apiclient::Request r;
-      r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods) + "&limit=" + std::to_string(kAuditPageSize);
-      if (continueToken.empty()) {
-        r.path += "&resourceVersion=" + job->resourceVersion + "&resourceVersionMatch=Exact";
-      } else {
-        r.path += "&continue=" + continueToken;
-      }
-      r.timeoutMs = 60'000;
-      fetch(l->transport, std::move(r),
-            [l, job, finish, page](int status, std::string& body, const std::string& err) mutable {
-              std::string error = err;
-              if (error.empty() && status != 200) {
-                error = "pod list at resourceVersion " + job->resourceVersion + " answered HTTP " +
-                        std::to_string(status) + ": " + statusMessage(body);
-              }
-              std::string next;
-              if (error.empty()) {
-                size_t n = body.size();
-                body.append(codec::kDecodePadding, '\0');
-                job->tally->addPage(std::string_view(body.data(), n), l->auditDecoder, next, error);
-              }
-              if (!error.empty() || next.empty()) {
-                finish(job, std::move(error));
-                *page = nullptr;  // breaks the cycle page -> closure -> page
-                return;
-              }
-              (*page)(std::move(next));
-            });
-    };
-    (*page)(std::string());
+    auditPage(std::move(job), std::string());
+  });
+}
+
+void Ingestor::auditPage(std::shared_ptr<AuditJob> job, std::string continueToken) {
+  // Pages of kAuditPageSize pods keep each request, and the memory on both sides, bounded.
+  Loop* l = loop_.get();
+  apiclient::Request r;
+  r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods) + "&limit=" + std::to_string(kAuditPageSize);
+  if (continueToken.empty()) {
+    r.path += "&resourceVersion=" + job->resourceVersion + "&resourceVersionMatch=Exact";
+  } else {
+    r.path += "&continue=" + continueToken;
+  }
+  r.timeoutMs = 60'000;
+  fetch(l->transport, std::move(r), [this, l, job](int status, std::string& body, const std::string& err) {
+    std::string error = err;
+    if (error.empty() && status != 200) {
+      error = "pod list at resourceVersion " + job->resourceVersion + " answered HTTP " + std::to_string(status) +
+              ": " + statusMessage(body);
+    }
+    std::string next;
+    if (error.empty()) {
+      size_t n = body.size();
+      body.append(codec::kDecodePadding, '\0');
+      job->tally->addPage(std::string_view(body.data(), n), l->auditDecoder, next, error);
+    }
+    if (error.empty() && !next.empty()) {
+      auditPage(job, std::move(next));
+      return;
+    }
+    AuditResult result;
+    if (error.empty()) auditReport(job->ledger, &*job->tally, result);
+    runOnReactor([job, result = std::move(result), error = std::move(error)]() mutable {
+      job->done(std::move(result), error);
+    });
   });
 }
 

@@ -98,13 +98,17 @@ class Ingestor {
   // (its writes included): how the reactor waits for the cache writer lock without blocking.
   void afterIngestTurn(std::function<void()> fn);
 
-  // Audits the cache against a fresh pod list, read and compared on the ingestion thread;
-  // `done(result, error)` runs on the reactor loop.
+  // Audits the cache against a pod list at the pod watch's resourceVersion, read and compared
+  // on the ingestion thread; `done(result, error)` runs on the reactor loop.
   void audit(std::function<void(AuditResult result, std::string error)> done);
 
   struct Loop;
 
  private:
+  struct AuditJob;
+  // Requests one page of an audit's pod list (the first when `continueToken` is empty), then the
+  // next, and finishes the job after the last page or an error.
+  void auditPage(std::shared_ptr<AuditJob> job, std::string continueToken);
   void runOnIngest(std::function<void()> fn);
   void runOnReactor(std::function<void()> fn);
 

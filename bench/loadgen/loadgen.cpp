@@ -558,8 +558,7 @@ void Runner::onResponse(Conn* c, int status) {
     if (pb.state == PrioritizeBody::State::kUnknown && c->capturing && !buildPrioritize(p.body, c->reply)) {
       // Not an ExtenderFilterResult kube-scheduler could use: the pod fails here.
       ++result_.filter.errors;
-      if (p.measured) ++result_.pod.errors;
-      pb.state = PrioritizeBody::State::kUnknown;
+      if (p.measured) ++result_.pod.errors;  // the next filter reply of this pod tries again
     } else if (pb.state != PrioritizeBody::State::kSkip) {
       // kube-scheduler calls prioritize once filter has answered; its latency starts now.
       c->capturing = false;
