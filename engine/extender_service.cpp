@@ -161,6 +161,26 @@ bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::
   return true;
 }
 
+bool ExtenderService::decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
+  if (req.verb != Verb::Prioritize) {
+    memo_ = &filterMemo_;
+    return decodeWithoutKnownList(req, snap);
+  }
+  // Newest first: the pod in flight alone is the last one primed.
+  for (size_t k = 1; k <= kPrimedLists; ++k) {
+    memo_ = &prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
+    if (decodeWithoutKnownList(req, snap)) return true;
+  }
+  memo_ = &takePrioritizeMemo();
+  return false;
+}
+
+ExtenderService::NameListMemo& ExtenderService::takePrioritizeMemo() {
+  NameListMemo& m = prioritizeMemos_[nextPrioritizeMemo_];
+  nextPrioritizeMemo_ = (nextPrioritizeMemo_ + 1) % kPrimedLists;
+  return m;
+}
+
 void ExtenderService::rememberListBytes(std::string_view body) {
   // Keep the list's bytes for decodeWithoutKnownList when the body has the shape it handles.
   memo_->rawValid = false;
@@ -182,8 +202,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   nodeIds_.clear();
   inputIndex_.clear();
   unknown_.clear();
-  memo_ = &memos_[req.verb == Verb::Prioritize ? 1 : 0];
-  bool known = decodeWithoutKnownList(req, snap);
+  bool known = decodeWithKnownList(req, snap);
   if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
     badRequest(req);
     return false;
@@ -334,9 +353,9 @@ void ExtenderService::primePrioritizeList(const cache::Snapshot& snap) {
   // kube-scheduler sends prioritize exactly the nodes its extenders' filters kept, in the order
   // this reply lists them: a list that differs from pod to pod, so the last prioritize list
   // rarely matches, and hashing ~2,600 of 5,000 names again cost prioritize's p90 ~200 us.
-  // Remembered as prioritize's last list, its bytes (or names) are compared instead; anything
-  // else sent to prioritize still resolves name by name.
-  NameListMemo& m = memos_[1];
+  // Remembered among prioritize's last lists, its bytes are compared instead; anything else
+  // sent to prioritize still resolves name by name.
+  NameListMemo& m = takePrioritizeMemo();
   m.valid = true;
   m.nameSet = snap.nameSetVersion();
   ++m.generation;

@@ -74,6 +74,7 @@ class ExtenderService : public BatchHandler {
   void enableBinding(Ingestor* ingestor) { ingestor_ = ingestor; }
 
  private:
+  struct NameListMemo;
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
   // Bind and preempt need the cache's writer lock (reserve, unreserve; pods' charges). The
@@ -99,6 +100,11 @@ class ExtenderService : public BatchHandler {
   // Decodes a body whose NodeNames bytes equal memo_->raw without parsing the list again; false
   // when the shortcut does not apply (nothing reported: decode the body normally).
   bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
+  // Points memo_ at the verb's memo whose list the body carries, decoded as by
+  // decodeWithoutKnownList (true); else at the memo a new list should replace (false).
+  bool decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
+  // The prioritize slot to replace next (oldest first).
+  NameListMemo& takePrioritizeMemo();
   void rememberListBytes(std::string_view body);
   // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
   // version moved on), or nullptr when the profile cannot use them.
@@ -153,8 +159,11 @@ class ExtenderService : public BatchHandler {
   // like names_).
   plugins::NodeColumns columns_;
   std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
-  // The last NodeNames list resolved, one per verb: kube-scheduler sends filter all candidate
-  // nodes and prioritize only the feasible ones, so one shared entry would miss every time.
+  // NodeNames lists resolved before. kube-scheduler sends filter all candidate nodes (the same
+  // list pod after pod) and prioritize only the ones filter kept, so each verb has its own:
+  // filter the last list, prioritize the last kPrimedLists lists filter replies named
+  // (primePrioritizeList), so that pods in flight at once (several schedulers, or a load
+  // generator's connections) each find theirs.
   struct NameListMemo {
     bool valid = false;
     uint64_t nameSet = 0;           // Snapshot::nameSetVersion() the ids belong to
@@ -173,8 +182,11 @@ class ExtenderService : public BatchHandler {
     std::vector<uint32_t> inputIndex;
     std::vector<std::string_view> unknown;
   };
-  NameListMemo memos_[2];
-  NameListMemo* memo_ = &memos_[0];
+  static constexpr size_t kPrimedLists = 8;
+  NameListMemo filterMemo_;
+  NameListMemo prioritizeMemos_[kPrimedLists];
+  size_t nextPrioritizeMemo_ = 0;  // the slot the next primed or resolved list replaces
+  NameListMemo* memo_ = &filterMemo_;
   std::string compact_;  // a body without its list, padded
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter

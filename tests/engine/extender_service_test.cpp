@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -405,9 +406,9 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   expectLikeFresh(body, "first");
   expectLikeFresh(body, "repeated");  // the memo answers filter this time
   Counter& reused = metrics_.counter("node_names_reused_total", "");
-  // Not prioritize: after a filter its memo holds the nodes filter kept, which is what
-  // kube-scheduler sends it (this test sent the whole list).
-  EXPECT_EQ(reused.value(), 1u);
+  // The repeated filter, and the repeated prioritize: its first call resolved the whole list
+  // (not what kube-scheduler sends it, which filter's reply primes) and it is remembered too.
+  EXPECT_EQ(reused.value(), 2u);
   // As kube-scheduler calls them: filter with every candidate, prioritize with what it kept.
   Answer filtered = call(Verb::Filter, body);
   simdjson::dom::parser parser;
@@ -419,7 +420,7 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
     EXPECT_EQ(call(Verb::Prioritize, fewer).body, fresh(Verb::Prioritize, fewer).body);
     EXPECT_EQ(call(Verb::Filter, body).body, fresh(Verb::Filter, body).body);
   }
-  EXPECT_EQ(reused.value(), 6u);  // the filter above, then both verbs twice
+  EXPECT_EQ(reused.value(), 7u);  // the filter above, then both verbs twice
 
   ASSERT_TRUE(cache_.deleteNode("gpu-b"));
   Answer gone = call(Verb::Filter, body);
@@ -458,6 +459,61 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   std::string twice = gpu2Body({"gpu-a", "cpu-1"});
   twice.insert(twice.find(R"("Nodes":null)"), R"("NodeNames":["gpu-b"],)");
   expectLikeFresh(twice, "duplicate key");
+}
+
+// Pods in flight at once (several schedulers, a load generator's connections): filter A,
+// filter B, ..., then prioritize A, B, ... Each prioritize finds the list its own filter kept
+// without resolving the names again, and answers as a fresh service would; with more pods in
+// flight than lists remembered, the oldest resolve name by name, with the same answers.
+TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
+  auto f = makeFleet(300, 200);
+  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
+  std::vector<std::string> names;
+  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  bench::fleet::PodOptions po;
+  po.pods = 40;
+  po.seed = 7;
+  bench::fleet::PodGenerator pods(po);
+  // One pod of each kind and spot tolerance first (they keep different nodes), then the rest.
+  std::vector<size_t> order;
+  std::set<std::pair<int, bool>> kinds;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto& p = pods.summary(i);
+    if (kinds.insert({static_cast<int>(p.kind), p.spotTolerant}).second) order.push_back(i);
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+  }
+  Counter& reused = metrics_.counter("node_names_reused_total", "");
+  simdjson::dom::parser parser;
+  for (size_t inFlight : {size_t{4}, size_t{12}}) {
+    std::vector<std::string> prioritizeBodies;
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < inFlight; ++i) {
+      std::string body;
+      bench::fleet::appendNodeNamesArgs(body, pods.podWire(order[i]), names);
+      Answer filtered = call(Verb::Filter, body);
+      ASSERT_EQ(filtered.status, 200);
+      std::vector<std::string> kept;
+      for (auto n : parser.parse(filtered.body)["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+      std::string next;
+      bench::fleet::appendNodeNamesArgs(next, pods.podWire(order[i]), kept);
+      prioritizeBodies.push_back(next);
+      distinct.insert(next.substr(next.find(R"("NodeNames")")));
+    }
+    ASSERT_GT(distinct.size(), 2u) << "the pod mix should keep different nodes";
+    const uint64_t before = reused.value();
+    for (size_t i = 0; i < inFlight; ++i) {
+      EXPECT_EQ(call(Verb::Prioritize, prioritizeBodies[i]).body, fresh(Verb::Prioritize, prioritizeBodies[i]).body)
+          << "pod " << i << " of " << inFlight;
+    }
+    if (inFlight == 4) {
+      EXPECT_EQ(reused.value() - before, inFlight);
+    } else {
+      EXPECT_GE(reused.value() - before, 1u);
+      EXPECT_LT(reused.value() - before, inFlight);
+    }
+  }
 }
 
 // The node columns follow pod events chunk by chunk: after each event the answers equal a
