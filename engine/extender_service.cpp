@@ -230,6 +230,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
           m.nodeIds.push_back(id);
           m.inputIndex.push_back(i);
         } else {
+          materializeNames(m);
           const uint32_t from = i == 0 ? 0 : m.ends[i - 1];
           m.unknown.push_back(std::string_view(m.names).substr(from, m.ends[i] - from));
         }
@@ -272,7 +273,8 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   // Ids stay valid while the node set does (the snapshot version may move on with pod events).
   const std::vector<std::string_view>& list = args_.nodeNames;
   const uint64_t nameSet = snap.nameSetVersion();
-  if (memo_->valid && memo_->nameSet == nameSet && list.size() == memo_->ends.size()) {
+  if (memo_->valid && memo_->nameSet == nameSet && list.size() == memo_->ids.size()) {
+    materializeNames(*memo_);
     bool same = true;
     uint32_t from = 0;
     for (size_t i = 0; i < list.size() && same; ++i) {
@@ -284,6 +286,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   }
   memo_->rawValid = false;
   memo_->valid = true;
+  memo_->namesPending = false;
   memo_->nameSet = nameSet;
   ++memo_->generation;
   memo_->names.clear();
@@ -300,8 +303,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
 void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
   // Go writes map keys sorted. Known nodes are walked by their rank in the name table (a bit
   // per rank, one word per 64 nodes): no string comparison. Unknown names (rare) are sorted
-  // here and merged into FailedNodes, where their reason puts them.
-  codec::FilterResult& r = filterResult_;
+  // here and merged into FailedNodes, where their name puts them.
   const uint32_t count = names_.size();
   const size_t words = (count + 63) / 64;
   failedRanks_.assign(2 * words, 0);
@@ -329,49 +331,135 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
       unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
     }
   }
+  unknownQuoted_.append(NodeNameTable::kCopySlack, '\0');
+}
 
+namespace {
+
+constexpr size_t kCopySlack = NodeNameTable::kCopySlack;
+
+// Appends `s` at `p`: one fixed-size copy when it is short (kCopySlack bytes are readable from
+// s.data() and writable at p), else a plain one. Names and reasons are ~20-60 bytes: a call to
+// memcpy with their length costs more than the bytes.
+inline char* putSlack(char* p, std::string_view s) {
+  if (s.size() <= kCopySlack) {
+    std::memcpy(p, s.data(), kCopySlack);
+  } else {
+    std::memcpy(p, s.data(), s.size());
+  }
+  return p + s.size();
+}
+
+}  // namespace
+
+std::string_view ExtenderService::escapedReason(std::string_view reason) {
+  // Plugins hand out a few distinct reasons (a ReasonCache each), so their views repeat.
+  for (const EscapedReason& e : reasonMemo_) {
+    if (e.data == reason.data() && e.size == reason.size()) return {reasonsEscaped_.data() + e.at, e.length};
+  }
+  const size_t at = reasonsEscaped_.size();
+  {
+    codec::JsonWriter w(reasonsEscaped_);
+    w.string(reason);
+  }
+  const size_t length = reasonsEscaped_.size() - at;
+  reasonsEscaped_.append(kCopySlack, '\0');
+  if (reasonMemo_.size() >= 16) reasonMemo_.erase(reasonMemo_.begin());
+  reasonMemo_.push_back({reason.data(), reason.size(), at, length});
+  return {reasonsEscaped_.data() + at, length};
+}
+
+void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd) {
+  // What codec::encodeFilterResult writes for NodeNames (a test holds them equal), straight
+  // from the ranks: no per-entry vectors, and names and reasons copied in fixed-size blocks
+  // from padded tables into a buffer kept kCopySlack bytes ahead of the writes.
+  reasonMemo_.clear();
+  reasonsEscaped_.clear();
+  const size_t maxName = std::max(names_.maxQuotedSize(), size_t{2});
+  size_t len = out.size();
+  auto room = [&](size_t n) -> char* {
+    if (out.size() - len < n + kCopySlack) out.resize(std::max(len + n + kCopySlack, out.size() + out.size() / 2));
+    return out.data() + len;
+  };
+  auto put = [&](std::string_view s) {  // the fixed parts
+    std::memcpy(room(s.size()), s.data(), s.size());
+    len += s.size();
+  };
+  // A guess of the whole size, grown by half when short.
+  room(passedIds_.size() * (maxName + 1) + failed_.size() * (maxName + 64) + unknownQuoted_.size() + 256);
+
+  put(R"({"Nodes":null,"NodeNames":[)");
+  namesBegin = len;
+  char* p = room(passedIds_.size() * (maxName + 1));
+  for (uint32_t id : passedIds_) {
+    p = putSlack(p, names_.quoted(id));
+    *p++ = ',';
+  }
+  len = static_cast<size_t>(p - out.data());
+  if (!passedIds_.empty()) --len;  // the last comma
+  namesEnd = len;
+  put("],");
+
+  const size_t words = failedRanks_.size() / 2;
+  auto entry = [&](bool& first, std::string_view quotedName, std::string_view reason) {
+    const std::string_view escaped = escapedReason(reason);
+    char* q = room(quotedName.size() + escaped.size() + 2);
+    if (!first) *q++ = ',';
+    first = false;
+    q = putSlack(q, quotedName);
+    *q++ = ':';
+    q = putSlack(q, escaped);
+    len = static_cast<size_t>(q - out.data());
+  };
   for (size_t map = 0; map < 2; ++map) {
-    std::vector<codec::FailedNode>& out = map == 0 ? r.failedNodes : r.failedAndUnresolvableNodes;
+    put(map == 0 ? std::string_view(R"("FailedNodes":{)") : std::string_view(R"(,"FailedAndUnresolvableNodes":{)"));
+    bool first = true;
     size_t u = map == 0 ? 0 : unknownOrder_.size();  // unknown names go to FailedNodes only
     for (size_t wi = 0; wi < words; ++wi) {
       for (uint64_t bits = failedRanks_[map * words + wi]; bits != 0; bits &= bits - 1) {
         const uint32_t rank = static_cast<uint32_t>(wi * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
         const uint32_t id = names_.idAt(rank);
         for (; u < unknownOrder_.size() && unknown_[unknownOrder_[u]] < names_.name(id); ++u) {
-          out.push_back({quotedUnknown(u), kUnknownNode});
+          entry(first, quotedUnknown(u), kUnknownNode);
         }
-        out.push_back({names_.quoted(id), statuses_[rankStatus_[rank]].reason});
+        entry(first, names_.quoted(id), statuses_[rankStatus_[rank]].reason);
       }
     }
-    for (; u < unknownOrder_.size(); ++u) out.push_back({quotedUnknown(u), kUnknownNode});
+    for (; u < unknownOrder_.size(); ++u) entry(first, quotedUnknown(u), kUnknownNode);
+    put("}");
   }
-  r.failedSorted = true;
-  r.namesEncoded = true;
+  put(R"(,"Error":""})");
+  out.resize(len);
 }
 
-void ExtenderService::primePrioritizeList(const cache::Snapshot& snap) {
+void ExtenderService::primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList) {
   // kube-scheduler sends prioritize exactly the nodes its extenders' filters kept, in the order
   // this reply lists them: a list that differs from pod to pod, so the last prioritize list
   // rarely matches, and hashing ~2,600 of 5,000 names again cost prioritize's p90 ~200 us.
-  // Remembered among prioritize's last lists, its bytes are compared instead; anything else
-  // sent to prioritize still resolves name by name.
+  // Remembered among prioritize's last lists, its bytes are compared instead (the names are
+  // written out only if some other list has to be compared with them); anything else sent to
+  // prioritize still resolves name by name.
   NameListMemo& m = takePrioritizeMemo();
   m.valid = true;
   m.nameSet = snap.nameSetVersion();
   ++m.generation;
   m.names.clear();
   m.ends.clear();
-  m.ids.clear();
-  m.raw.clear();
-  for (size_t k = 0; k < passedIds_.size(); ++k) {
-    const uint32_t id = passedIds_[k];
+  m.namesPending = true;
+  m.ids.assign(passedIds_.begin(), passedIds_.end());
+  m.raw.assign(quotedList);
+  m.rawValid = true;
+}
+
+void ExtenderService::materializeNames(NameListMemo& m) {
+  if (!m.namesPending) return;
+  m.namesPending = false;
+  m.names.clear();
+  m.ends.clear();
+  for (uint32_t id : m.ids) {
     m.names.append(names_.name(id));
     m.ends.push_back(static_cast<uint32_t>(m.names.size()));
-    m.ids.push_back(id);
-    if (k > 0) m.raw.push_back(',');
-    m.raw.append(names_.quoted(id));
   }
-  m.rawValid = true;
 }
 
 const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
@@ -431,7 +519,6 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   passedIds_.clear();
   auto pass = [&](size_t i) {
     if (names) {
-      r.nodeNames.push_back(names_.quoted(nodeIds_[i]));  // the request's name, as the table encodes it
       passedIds_.push_back(nodeIds_[i]);
     } else {
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
@@ -455,20 +542,24 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   }
   if (names) {
     orderFailed(failed_);
-    primePrioritizeList(snap);
-  } else {
-    // Full Nodes: the names come with the request; the encoder sorts them.
-    for (uint32_t i : failed_) {
-      const plugins::Status& s = statuses_[i];
-      codec::FailedNode f{nodes_[i]->name, s.reason};
-      if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
-        r.failedAndUnresolvableNodes.push_back(f);
-      } else {
-        r.failedNodes.push_back(f);
-      }
-    }
-    for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
+    const uint64_t decided = uv_hrtime();
+    size_t namesBegin = 0, namesEnd = 0;
+    encodeNodeNamesFilter(req.response, namesBegin, namesEnd);
+    primePrioritizeList(snap, std::string_view(req.response).substr(namesBegin, namesEnd - namesBegin));
+    trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+    return;
   }
+  // Full Nodes: the names come with the request; the encoder sorts them.
+  for (uint32_t i : failed_) {
+    const plugins::Status& s = statuses_[i];
+    codec::FailedNode f{nodes_[i]->name, s.reason};
+    if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
+      r.failedAndUnresolvableNodes.push_back(f);
+    } else {
+      r.failedNodes.push_back(f);
+    }
+  }
+  for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
   const uint64_t decided = uv_hrtime();
 
   codec::encodeFilterResult(r, req.response);

@@ -111,11 +111,20 @@ class ExtenderService : public BatchHandler {
   const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
   // runFilter over nodes_, through the rows in NodeNames mode.
   plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
-  // NodeNames mode: the failed maps in name order with names from names_, unknown names last
-  // merged in (filterResult_.failedSorted / namesEncoded).
+  // NodeNames mode: marks the failed nodes by rank in their map (failedRanks_, rankStatus_) and
+  // sorts the unknown names (unknownOrder_, unknownQuoted_).
   void orderFailed(const std::vector<uint32_t>& failed);
-  // Makes the nodes a NodeNames filter kept (passedIds_, reply order) prioritize's last list.
-  void primePrioritizeList(const cache::Snapshot& snap);
+  // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
+  // and orderFailed's ranks; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
+  void encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd);
+  // `reason` as a JSON string, escaped once per reply: a view into reasonsEscaped_ (with
+  // NodeNameTable::kCopySlack readable bytes), valid until the next call.
+  std::string_view escapedReason(std::string_view reason);
+  // Makes the nodes a NodeNames filter kept (passedIds_, reply order; `quotedList` their JSON
+  // strings joined by commas, as the reply lists them) one of prioritize's last lists.
+  void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList);
+  // Fills names/ends of a memo primed from ids (names_ must describe its node set).
+  void materializeNames(NameListMemo& m);
   std::string_view quotedUnknown(size_t i) const {
     return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
   }
@@ -169,6 +178,7 @@ class ExtenderService : public BatchHandler {
     uint64_t nameSet = 0;           // Snapshot::nameSetVersion() the ids belong to
     std::string names;              // the names back to back
     std::vector<uint32_t> ends;     // end offset of each name in `names`
+    bool namesPending = false;      // primed from ids: names/ends not written until needed
     std::vector<uint32_t> ids;      // an id or kNoNode per name
     bool rawValid = false;
     std::string raw;                // the list's JSON between the brackets, as last sent
@@ -194,8 +204,17 @@ class ExtenderService : public BatchHandler {
   std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
   std::vector<uint32_t> rankStatus_;   // rank -> position in statuses_
   std::vector<uint32_t> unknownOrder_;
-  std::string unknownQuoted_;
+  std::string unknownQuoted_;  // NodeNameTable::kCopySlack zero bytes after the last
   std::vector<uint32_t> unknownQuotedOffset_;
+  // NodeNames filter replies: each distinct reason escaped once per reply into reasonsEscaped_,
+  // each followed by NodeNameTable::kCopySlack bytes of padding.
+  struct EscapedReason {
+    const char* data;
+    size_t size;
+    size_t at, length;
+  };
+  std::vector<EscapedReason> reasonMemo_;
+  std::string reasonsEscaped_;
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
   std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each listed entry up to its score

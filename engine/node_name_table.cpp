@@ -34,6 +34,9 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
     nameOffset_[limit] = static_cast<uint32_t>(names_.size());
     quotedOffset_[limit] = static_cast<uint32_t>(w.size());
   }
+  quoted_.append(kCopySlack, '\0');
+  maxQuoted_ = 0;
+  for (uint32_t id = 0; id < limit; ++id) maxQuoted_ = std::max<size_t>(maxQuoted_, quoted(id).size());
   hostPrefixes_.clear();
   hostPrefixOffset_.assign(limit + 1, 0);
   for (uint32_t id = 0; id < limit; ++id) {

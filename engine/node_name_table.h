@@ -4,7 +4,8 @@
 //   rank(id)    the position of the node's name in bytewise order (Go's order of map keys),
 //               so a failed-nodes map is written in order by walking ranks: no string sort;
 //   quoted(id)  the name as a JSON string, quoted and escaped exactly as JsonWriter::string
-//               writes it, so replies copy it instead of scanning it;
+//               writes it, so replies copy it instead of scanning it (kCopySlack bytes are
+//               readable from its start, for fixed-size copies; maxQuotedSize() bounds it);
 //   name(id)    the name itself;
 //   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score.
 //
@@ -14,6 +15,7 @@
 // only meaningful for snapshots with the same nameSetVersion(). One table per reading thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +27,9 @@ namespace fleetsched::engine {
 
 class NodeNameTable {
  public:
+  // Bytes readable from the start of every quoted(id), past its end included.
+  static constexpr size_t kCopySlack = 64;
+
   // Makes the table describe `snap`'s node set. Returns true when it had to rebuild.
   bool refresh(const cache::Snapshot& snap);
 
@@ -38,6 +43,7 @@ class NodeNameTable {
   std::string_view quoted(uint32_t id) const {
     return {quoted_.data() + quotedOffset_[id], quotedOffset_[id + 1] - quotedOffset_[id]};
   }
+  size_t maxQuotedSize() const { return maxQuoted_; }
   std::string_view name(uint32_t id) const {
     return {names_.data() + nameOffset_[id], nameOffset_[id + 1] - nameOffset_[id]};
   }
@@ -52,8 +58,9 @@ class NodeNameTable {
   std::vector<uint32_t> byRank_;  // rank -> id
   std::string names_;
   std::vector<uint32_t> nameOffset_;  // by id, idLimit + 1 entries (holes are empty)
-  std::string quoted_;
+  std::string quoted_;  // kCopySlack zero bytes after the last name
   std::vector<uint32_t> quotedOffset_;
+  size_t maxQuoted_ = 0;
   std::string hostPrefixes_;
   std::vector<uint32_t> hostPrefixOffset_;
 };

@@ -550,6 +550,45 @@ TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
   expectLikeFresh(body, "after a node joined");
 }
 
+// Reasons that differ from node to node (more than the reply writer memoizes) and need
+// escaping ('<' is \u003c on the wire): the reply equals the general encoder's.
+TEST_F(FastPathTest, ManyDistinctEscapedReasonsMatchTheGeneralEncoder) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "mem-" + std::to_string(i);
+    cache_.upsertNode(cache::testing::NodeMaker(strings_, name)
+                          .gpus(8)
+                          .label("nvidia.com/gpu.memory", std::to_string(1000 + i * 40))
+                          .build());
+    names.push_back(name);
+  }
+  names.push_back("ghost");
+  std::string body = gpu2Body(names);
+  body.replace(body.find(R"("annotations":{)"), 15, R"("annotations":{"fleetsched.io/gpu-min-memory":"2500",)");
+  Answer a = call(Verb::Filter, body);
+  ASSERT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"("mem-0":"GPU memory 1000 MiB \u003c required 2500 MiB")"), std::string::npos) << a.body;
+  simdjson::dom::parser parser;
+  simdjson::dom::element r = parser.parse(a.body);
+  std::deque<std::string> keep;
+  codec::FilterResult ref;
+  std::set<std::string> reasons;
+  for (auto n : r["NodeNames"].get_array()) ref.nodeNames.push_back(keep.emplace_back(n.get_string().value()));
+  for (const char* key : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
+    auto& list = std::string_view(key) == "FailedNodes" ? ref.failedNodes : ref.failedAndUnresolvableNodes;
+    for (auto field : r[key].get_object()) {
+      list.push_back({keep.emplace_back(field.key), keep.emplace_back(field.value.get_string().value())});
+      reasons.insert(std::string(list.back().reason));
+    }
+  }
+  EXPECT_GT(reasons.size(), 16u);
+  EXPECT_EQ(ref.nodeNames.size() + ref.failedNodes.size() + ref.failedAndUnresolvableNodes.size(), names.size());
+  std::string want;
+  codec::encodeFilterResult(ref, want);
+  EXPECT_EQ(a.body, want);
+  expectLikeFresh(body, "distinct reasons");
+}
+
 TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
   load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
   // Known nodes in both maps (one GPU: Unschedulable for a 2-GPU pod; none: unresolvable),
