@@ -3,6 +3,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -237,6 +238,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
       }
       m.resolvedVersion = snap.version();
       m.resolvedGeneration = m.generation;
+      m.rankPosValid = false;
     }
     nodes_.assign(m.nodes.begin(), m.nodes.end());
     nodeIds_.assign(m.nodeIds.begin(), m.nodeIds.end());
@@ -300,21 +302,10 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   }
 }
 
-void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
-  // Go writes map keys sorted. Known nodes are walked by their rank in the name table (a bit
-  // per rank, one word per 64 nodes): no string comparison. Unknown names (rare) are sorted
-  // here and merged into FailedNodes, where their name puts them.
-  const uint32_t count = names_.size();
-  const size_t words = (count + 63) / 64;
-  failedRanks_.assign(2 * words, 0);
-  rankStatus_.resize(count);
-  for (uint32_t i : failed) {
-    const uint32_t rank = names_.rank(nodeIds_[i]);
-    const size_t map = statuses_[i].code == plugins::Code::UnschedulableAndUnresolvable ? 1 : 0;
-    failedRanks_[map * words + rank / 64] |= uint64_t{1} << (rank % 64);
-    rankStatus_[rank] = i;  // a name sent twice has one node and one status
-  }
-
+void ExtenderService::orderUnknown() {
+  // Go writes map keys sorted. Known nodes are walked by their rank in the name table: no
+  // string comparison. Unknown names (rare) are sorted here and merged into FailedNodes, where
+  // their name puts them.
   unknownOrder_.resize(unknown_.size());
   for (uint32_t k = 0; k < unknownOrder_.size(); ++k) unknownOrder_[k] = k;
   std::sort(unknownOrder_.begin(), unknownOrder_.end(),
@@ -332,6 +323,18 @@ void ExtenderService::orderFailed(const std::vector<uint32_t>& failed) {
     }
   }
   unknownQuoted_.append(NodeNameTable::kCopySlack, '\0');
+}
+
+const std::vector<uint32_t>& ExtenderService::rankPositions() {
+  // Per list and snapshot version, like the list's records: a steady cluster pays it once.
+  NameListMemo& m = *memo_;
+  if (!m.rankPosValid) {
+    m.rankPos.assign(names_.size(), static_cast<uint32_t>(m.nodeIds.size()));
+    // A name sent twice has one node and one verdict: either position will do.
+    for (uint32_t i = 0; i < m.nodeIds.size(); ++i) m.rankPos[names_.rank(m.nodeIds[i])] = i;
+    m.rankPosValid = true;
+  }
+  return m.rankPos;
 }
 
 namespace {
@@ -352,29 +355,47 @@ inline char* putSlack(char* p, std::string_view s) {
 
 }  // namespace
 
-std::string_view ExtenderService::escapedReason(std::string_view reason) {
-  // Plugins hand out a few distinct reasons (a ReasonCache each), so their views repeat.
-  for (const EscapedReason& e : reasonMemo_) {
-    if (e.data == reason.data() && e.size == reason.size()) return {reasonsEscaped_.data() + e.at, e.length};
-  }
-  const size_t at = reasonsEscaped_.size();
-  {
-    codec::JsonWriter w(reasonsEscaped_);
-    w.string(reason);
-  }
-  const size_t length = reasonsEscaped_.size() - at;
-  reasonsEscaped_.append(kCopySlack, '\0');
-  if (reasonMemo_.size() >= 16) reasonMemo_.erase(reasonMemo_.begin());
-  reasonMemo_.push_back({reason.data(), reason.size(), at, length});
-  return {reasonsEscaped_.data() + at, length};
-}
-
 void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd) {
   // What codec::encodeFilterResult writes for NodeNames (a test holds them equal), straight
-  // from the ranks: no per-entry vectors, and names and reasons copied in fixed-size blocks
-  // from padded tables into a buffer kept kCopySlack bytes ahead of the writes.
-  reasonMemo_.clear();
-  reasonsEscaped_.clear();
+  // from the verdict codes: each distinct reason escaped once, the failed nodes walked in name
+  // order, names and reasons copied in fixed-size blocks from padded tables into a buffer kept
+  // kCopySlack bytes ahead of the writes.
+  const plugins::FailureCodes& failures = *failures_;
+  std::array<uint32_t, 256> reasonAt{}, reasonLength{};  // 0 / 0: the empty padded one
+  std::array<uint8_t, 256> mapOf{};  // per code: 0 none, 1 FailedNodes, 2 FailedAndUnresolvable
+  size_t maxReason = 0;
+  reasonsEscaped_.assign(kCopySlack, '\0');
+  for (size_t k = 0; k < failures.size(); ++k) {
+    const auto code = static_cast<uint8_t>(plugins::kColumnFailed + k);
+    const plugins::Status& st = failures.status(code);
+    const size_t at = reasonsEscaped_.size();
+    {
+      codec::JsonWriter w(reasonsEscaped_);
+      w.string(st.reason);
+    }
+    reasonAt[code] = static_cast<uint32_t>(at);
+    reasonLength[code] = static_cast<uint32_t>(reasonsEscaped_.size() - at);
+    maxReason = std::max<size_t>(maxReason, reasonLength[code]);
+    reasonsEscaped_.append(kCopySlack, '\0');
+    mapOf[code] = st.code == plugins::Code::UnschedulableAndUnresolvable ? 2 : 1;
+  }
+  auto reason = [&](uint8_t code) { return std::string_view(reasonsEscaped_.data() + reasonAt[code], reasonLength[code]); };
+
+  // Failed ranks per map, gathered without a branch per node (which fail is data).
+  const std::vector<uint32_t>& rankPos = rankPositions();
+  const uint32_t ranks = names_.size();
+  const uint8_t* verdict = verdict_.data();  // verdict_[nodes_.size()] is a pass
+  size_t count[2] = {0, 0};
+  failedAt_[0].resize(ranks);
+  failedAt_[1].resize(ranks);
+  for (uint32_t r = 0; r < ranks; ++r) {
+    const uint8_t map = mapOf[verdict[rankPos[r]]];
+    failedAt_[0][count[0]] = r;
+    count[0] += map == 1;
+    failedAt_[1][count[1]] = r;
+    count[1] += map == 2;
+  }
+
   const size_t maxName = std::max(names_.maxQuotedSize(), size_t{2});
   size_t len = out.size();
   auto room = [&](size_t n) -> char* {
@@ -385,8 +406,9 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
     std::memcpy(room(s.size()), s.data(), s.size());
     len += s.size();
   };
-  // A guess of the whole size, grown by half when short.
-  room(passedIds_.size() * (maxName + 1) + failed_.size() * (maxName + 64) + unknownQuoted_.size() + 256);
+  const size_t entry = maxName + maxReason + 2;
+  room(passedIds_.size() * (maxName + 1) + (count[0] + count[1]) * entry + unknownQuoted_.size() +
+       unknownOrder_.size() * (kUnknownNode.size() + 2) + 256);
 
   put(R"({"Nodes":null,"NodeNames":[)");
   namesBegin = len;
@@ -400,32 +422,39 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
   namesEnd = len;
   put("],");
 
-  const size_t words = failedRanks_.size() / 2;
-  auto entry = [&](bool& first, std::string_view quotedName, std::string_view reason) {
-    const std::string_view escaped = escapedReason(reason);
-    char* q = room(quotedName.size() + escaped.size() + 2);
-    if (!first) *q++ = ',';
-    first = false;
-    q = putSlack(q, quotedName);
-    *q++ = ':';
-    q = putSlack(q, escaped);
-    len = static_cast<size_t>(q - out.data());
-  };
+  std::string unknownReason;
+  {
+    codec::JsonWriter w(unknownReason);
+    w.string(kUnknownNode);
+  }
+  unknownReason.append(kCopySlack, '\0');
+  const std::string_view unknownEscaped(unknownReason.data(), unknownReason.size() - kCopySlack);
   for (size_t map = 0; map < 2; ++map) {
     put(map == 0 ? std::string_view(R"("FailedNodes":{)") : std::string_view(R"(,"FailedAndUnresolvableNodes":{)"));
-    bool first = true;
-    size_t u = map == 0 ? 0 : unknownOrder_.size();  // unknown names go to FailedNodes only
-    for (size_t wi = 0; wi < words; ++wi) {
-      for (uint64_t bits = failedRanks_[map * words + wi]; bits != 0; bits &= bits - 1) {
-        const uint32_t rank = static_cast<uint32_t>(wi * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-        const uint32_t id = names_.idAt(rank);
-        for (; u < unknownOrder_.size() && unknown_[unknownOrder_[u]] < names_.name(id); ++u) {
-          entry(first, quotedUnknown(u), kUnknownNode);
-        }
-        entry(first, names_.quoted(id), statuses_[rankStatus_[rank]].reason);
+    const uint32_t* at = failedAt_[map].data();
+    const size_t n = count[map];
+    const size_t unknowns = map == 0 ? unknownOrder_.size() : 0;  // unknown names go to FailedNodes only
+    char* q = room(n * entry + unknowns * (maxName + unknownEscaped.size() + 2) + unknownQuoted_.size());
+    size_t comma = 0;  // none before the first entry
+    auto write = [&](std::string_view quotedName, std::string_view escaped) {
+      *q = ',';
+      q += comma;
+      comma = 1;
+      q = putSlack(q, quotedName);
+      *q++ = ':';
+      q = putSlack(q, escaped);
+    };
+    size_t u = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t r = at[k];
+      if (u < unknowns) {
+        const std::string_view name = names_.name(names_.idAt(r));
+        for (; u < unknowns && unknown_[unknownOrder_[u]] < name; ++u) write(quotedUnknown(u), unknownEscaped);
       }
+      write(names_.quotedAtRank(r), reason(verdict[rankPos[r]]));
     }
-    for (; u < unknownOrder_.size(); ++u) entry(first, quotedUnknown(u), kUnknownNode);
+    for (; u < unknowns; ++u) write(quotedUnknown(u), unknownEscaped);
+    len = static_cast<size_t>(q - out.data());
     put("}");
   }
   put(R"(,"Error":""})");
@@ -497,6 +526,55 @@ plugins::NodeSpan ExtenderService::runFilter(const plugins::Profile& profile, co
   return profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
 }
 
+bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap, bool& filtered) {
+  filtered = false;
+  const size_t n = nodes_.size();
+  verdict_.resize(n + 1);
+  verdict_[n] = plugins::kColumnPass;  // where rankPositions() sends ranks the list lacks
+  const std::span<uint8_t> verdict(verdict_.data(), n);
+  const plugins::NodeColumns* columns = columnsFor(profile, snap);
+  if (columns != nullptr &&
+      profile.runFilterCodes(args_.pod, state_, snap, nodes_, nodeIds_, *columns, verdict, scratch_)) {
+    failures_ = &scratch_.failures();
+  } else {
+    // A pod the rows cannot judge (e.g. a MIG profile): the plugins' Filter, then its statuses
+    // as codes.
+    runFilter(profile, snap);
+    filtered = true;
+    statusCodes_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const plugins::Status& s = statuses_[i];
+      verdict[i] = s.ok() ? uint8_t{plugins::kColumnPass} : statusCodes_.code(s);
+      if (verdict[i] == plugins::kColumnUndecided) return false;  // more distinct reasons than codes
+    }
+    failures_ = &statusCodes_;
+  }
+  // Kept nodes in the request's order, gathered without a branch per node.
+  passedIds_.resize(n + 1);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    passedIds_[kept] = nodeIds_[i];
+    kept += verdict[i] == plugins::kColumnPass;
+  }
+  // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
+  // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
+  // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
+  // without grace period), so trust it for that node; the binder re-checks before binding.
+  const std::string_view nominated = args_.pod.nominatedNodeName;
+  if (!nominated.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t v = verdict[i];
+      if (v >= plugins::kColumnFailed && failures_->status(v).code == plugins::Code::Unschedulable &&
+          nodes_[i]->name == nominated) {
+        verdict[i] = plugins::kColumnPass;
+        passedIds_[kept++] = nodeIds_[i];
+      }
+    }
+  }
+  passedIds_.resize(kept);
+  return true;
+}
+
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
@@ -504,8 +582,21 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  runFilter(profile, snap);
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
+  bool filtered = false;
+  if (names && filterByCodes(profile, snap, filtered)) {
+    orderUnknown();
+    const uint64_t decided = uv_hrtime();
+    size_t namesBegin = 0, namesEnd = 0;
+    encodeNodeNamesFilter(req.response, namesBegin, namesEnd);
+    primePrioritizeList(snap, std::string_view(req.response).substr(namesBegin, namesEnd - namesBegin));
+    trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+    return;
+  }
+  if (!filtered) runFilter(profile, snap);
 
+  // Full Nodes, or a NodeNames run with more distinct reasons than codes: the general encoder,
+  // which sorts the names.
   codec::FilterResult& r = filterResult_;
   r.mode = args_.mode();
   r.nodeNames.clear();
@@ -515,22 +606,15 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   r.error = {};
   r.failedSorted = false;
   r.namesEncoded = false;
-  const bool names = r.mode == codec::NodesMode::NodeNames;
-  passedIds_.clear();
   auto pass = [&](size_t i) {
     if (names) {
-      passedIds_.push_back(nodeIds_[i]);
+      r.nodeNames.push_back(nodes_[i]->name);
     } else {
       r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
     }
   };
   for (uint32_t i : scratch_.feasibleIndex()) pass(i);
-  // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
-  // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
-  // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
-  // without grace period), so trust it for that node; the binder re-checks before binding.
-  const std::string_view nominated = args_.pod.nominatedNodeName;
-  failed_.clear();
+  const std::string_view nominated = args_.pod.nominatedNodeName;  // see filterByCodes
   for (uint32_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
@@ -538,20 +622,6 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
       pass(i);
       continue;
     }
-    failed_.push_back(i);
-  }
-  if (names) {
-    orderFailed(failed_);
-    const uint64_t decided = uv_hrtime();
-    size_t namesBegin = 0, namesEnd = 0;
-    encodeNodeNamesFilter(req.response, namesBegin, namesEnd);
-    primePrioritizeList(snap, std::string_view(req.response).substr(namesBegin, namesEnd - namesBegin));
-    trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
-    return;
-  }
-  // Full Nodes: the names come with the request; the encoder sorts them.
-  for (uint32_t i : failed_) {
-    const plugins::Status& s = statuses_[i];
     codec::FailedNode f{nodes_[i]->name, s.reason};
     if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
       r.failedAndUnresolvableNodes.push_back(f);

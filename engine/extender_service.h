@@ -111,15 +111,17 @@ class ExtenderService : public BatchHandler {
   const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
   // runFilter over nodes_, through the rows in NodeNames mode.
   plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
-  // NodeNames mode: marks the failed nodes by rank in their map (failedRanks_, rankStatus_) and
-  // sorts the unknown names (unknownOrder_, unknownQuoted_).
-  void orderFailed(const std::vector<uint32_t>& failed);
+  // NodeNames filter: a verdict byte per node into verdict_ (failure codes in *failures_), the
+  // kept nodes' ids into passedIds_ (reply order). False when the run has more distinct
+  // failures than codes; `filtered` tells whether statuses_ holds runFilter's verdicts then.
+  bool filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap, bool& filtered);
+  // Sorts the unknown names (unknownOrder_, unknownQuoted_): they join FailedNodes by name.
+  void orderUnknown();
+  // memo_->rankPos: each rank's position in nodes_ (nodes_.size() when the list lacks it).
+  const std::vector<uint32_t>& rankPositions();
   // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
-  // and orderFailed's ranks; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
+  // and the verdict codes; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
   void encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd);
-  // `reason` as a JSON string, escaped once per reply: a view into reasonsEscaped_ (with
-  // NodeNameTable::kCopySlack readable bytes), valid until the next call.
-  std::string_view escapedReason(std::string_view reason);
   // Makes the nodes a NodeNames filter kept (passedIds_, reply order; `quotedList` their JSON
   // strings joined by commas, as the reply lists them) one of prioritize's last lists.
   void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList);
@@ -191,6 +193,9 @@ class ExtenderService : public BatchHandler {
     std::vector<uint32_t> nodeIds;
     std::vector<uint32_t> inputIndex;
     std::vector<std::string_view> unknown;
+    // Filter replies walk the failed nodes by name rank: rank -> position in `nodes`.
+    bool rankPosValid = false;
+    std::vector<uint32_t> rankPos;
   };
   static constexpr size_t kPrimedLists = 8;
   NameListMemo filterMemo_;
@@ -199,21 +204,16 @@ class ExtenderService : public BatchHandler {
   NameListMemo* memo_ = &filterMemo_;
   std::string compact_;  // a body without its list, padded
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
-  std::vector<uint32_t> failed_;       // positions in nodes_ that failed filter
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
-  std::vector<uint64_t> failedRanks_;  // bit per rank: FailedNodes words, then Unresolvable
-  std::vector<uint32_t> rankStatus_;   // rank -> position in statuses_
+  std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
+  const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
+  plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
+  std::vector<uint32_t> failedAt_[2];  // ranks of the FailedNodes / FailedAndUnresolvable entries
   std::vector<uint32_t> unknownOrder_;
   std::string unknownQuoted_;  // NodeNameTable::kCopySlack zero bytes after the last
   std::vector<uint32_t> unknownQuotedOffset_;
-  // NodeNames filter replies: each distinct reason escaped once per reply into reasonsEscaped_,
-  // each followed by NodeNameTable::kCopySlack bytes of padding.
-  struct EscapedReason {
-    const char* data;
-    size_t size;
-    size_t at, length;
-  };
-  std::vector<EscapedReason> reasonMemo_;
+  // Each failure code's reason as a JSON string, followed by NodeNameTable::kCopySlack bytes
+  // of padding (offset 0: an empty one, for codes that are not failures).
   std::string reasonsEscaped_;
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;

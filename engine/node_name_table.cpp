@@ -59,10 +59,15 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
     if (a.lo != b.lo) return a.lo < b.lo;
     return name(a.id) < name(b.id);
   });
+  rankQuoted_.clear();
+  rankQuotedOffset_.assign(1, 0);
   for (uint32_t r = 0; r < keys.size(); ++r) {
     byRank_[r] = keys[r].id;
     rank_[keys[r].id] = r;
+    rankQuoted_.append(quoted(keys[r].id));
+    rankQuotedOffset_.push_back(static_cast<uint32_t>(rankQuoted_.size()));
   }
+  rankQuoted_.append(kCopySlack, '\0');
   return true;
 }
 

@@ -6,6 +6,7 @@
 //   quoted(id)  the name as a JSON string, quoted and escaped exactly as JsonWriter::string
 //               writes it, so replies copy it instead of scanning it (kCopySlack bytes are
 //               readable from its start, for fixed-size copies; maxQuotedSize() bounds it);
+//               quotedAtRank(rank) the same, laid out in rank order for walks by rank;
 //   name(id)    the name itself;
 //   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score.
 //
@@ -43,6 +44,9 @@ class NodeNameTable {
   std::string_view quoted(uint32_t id) const {
     return {quoted_.data() + quotedOffset_[id], quotedOffset_[id + 1] - quotedOffset_[id]};
   }
+  std::string_view quotedAtRank(uint32_t rank) const {
+    return {rankQuoted_.data() + rankQuotedOffset_[rank], rankQuotedOffset_[rank + 1] - rankQuotedOffset_[rank]};
+  }
   size_t maxQuotedSize() const { return maxQuoted_; }
   std::string_view name(uint32_t id) const {
     return {names_.data() + nameOffset_[id], nameOffset_[id + 1] - nameOffset_[id]};
@@ -61,6 +65,8 @@ class NodeNameTable {
   std::string quoted_;  // kCopySlack zero bytes after the last name
   std::vector<uint32_t> quotedOffset_;
   size_t maxQuoted_ = 0;
+  std::string rankQuoted_;  // kCopySlack zero bytes after the last name
+  std::vector<uint32_t> rankQuotedOffset_;  // size() + 1 entries
   std::string hostPrefixes_;
   std::vector<uint32_t> hostPrefixOffset_;
 };

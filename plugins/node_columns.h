@@ -73,11 +73,47 @@ class NodeColumns {
   std::vector<std::string> modelNames_;
 };
 
-// What Profile::filterColumns knows about each node while the column filters run.
+// What Profile::filterCodes knows about each node while the column filters run: one byte per
+// node, so a 5,000-node verdict is 5 KB and a failure's reason is looked up once per distinct
+// reason instead of being copied per node.
 enum ColumnVerdict : uint8_t {
   kColumnUndecided = 0,  // left to the plugins' ordinary Filter (all of them, in order)
   kColumnPass = 1,       // passes every column filter run so far
-  kColumnFailed = 2,     // rejected; its Status is written
+  kColumnFailed = 2,     // the first failure code: v >= kColumnFailed is FailureCodes::status(v)
+};
+
+// The distinct failures of one filter run, numbered from kColumnFailed: a node's verdict byte
+// names its Status. Statuses are equal when their codes and reasons' bytes are.
+class FailureCodes {
+ public:
+  static constexpr size_t kMaxCodes = 256 - kColumnFailed;
+
+  // Forgets every code; a plugin's own memo of codes (see epoch()) goes stale with it.
+  void clear() {
+    statuses_.clear();
+    ++epoch_;
+  }
+  // The code for failure `s`; kColumnUndecided when kMaxCodes distinct ones are taken.
+  uint8_t code(const Status& s) {
+    for (size_t k = statuses_.size(); k-- > 0;) {  // newest first: failures come in runs
+      const Status& e = statuses_[k];
+      if (e.code == s.code && e.reason.size() == s.reason.size() &&
+          (e.reason.data() == s.reason.data() || e.reason == s.reason)) {
+        return static_cast<uint8_t>(kColumnFailed + k);
+      }
+    }
+    if (statuses_.size() == kMaxCodes) return kColumnUndecided;
+    statuses_.push_back(s);
+    return static_cast<uint8_t>(kColumnFailed + statuses_.size() - 1);
+  }
+  const Status& status(uint8_t code) const { return statuses_[code - kColumnFailed]; }
+  size_t size() const { return statuses_.size(); }
+  // Changes with every clear(): plugins that cache codes per cycle compare it.
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  std::vector<Status> statuses_;
+  uint64_t epoch_ = 1;
 };
 
 // A scoring plugin that can also score from NodeColumns: Profile::scoreTotalsColumns calls
@@ -95,18 +131,18 @@ class ColumnScorer {
   ~ColumnScorer() = default;
 };
 
-// A Filter plugin that can also judge nodes from NodeColumns. Profile::filterColumns uses it
+// A Filter plugin that can also judge nodes from NodeColumns. Profile::filterCodes uses it
 // when every filtering plugin of the profile implements it.
 class ColumnFilter {
  public:
   // After preFilter, for each i with verdict[i] == kColumnPass: leaves it when node ids[i]
-  // surely passes this plugin's Filter; sets kColumnFailed and out[i] when its Filter would
-  // surely reject the node with exactly that Status; else sets kColumnUndecided. Other entries
-  // are not touched. Returns false (touching nothing) when it cannot judge this pod from
-  // columns at all; the caller then runs the ordinary Filter over every node.
+  // surely passes this plugin's Filter; sets failures.code(s) when its Filter would surely
+  // reject the node with exactly Status s (kColumnUndecided when the codes ran out is fine);
+  // else sets kColumnUndecided. Other entries are not touched. Returns false when it cannot
+  // judge this pod from columns at all; the caller then runs the ordinary Filter instead.
   virtual bool filterColumns(const CycleState& state, int index, const NodeColumns& columns,
                              std::span<const uint32_t> ids, std::span<uint8_t> verdict,
-                             std::span<Status> out) const = 0;
+                             FailureCodes& failures) const = 0;
 
  protected:
   ~ColumnFilter() = default;

@@ -78,14 +78,14 @@ NodeSpan Profile::runFilter(const codec::Pod& pod, CycleState& state, const Clus
   return admit(pod, state, cluster, out, scratch) ? filter(state, nodes, out, scratch) : NodeSpan{};
 }
 
-NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
-                                const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const {
-  assert(out.size() == nodes.size() && ids.size() == nodes.size());
-  if (!columnFilters_) return filter(state, nodes, out, scratch);
+bool Profile::filterCodes(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
+                          const NodeColumns& columns, std::span<uint8_t> verdict, ProfileScratch& scratch) const {
+  assert(verdict.size() == nodes.size() && ids.size() == nodes.size());
+  if (!columnFilters_) return false;
   const size_t n = nodes.size();
-  scratch.pass_.assign(n, kColumnPass);
-  // out is not cleared up front (120 KB at 5,000 nodes): column filters write the failures they
-  // decide, filter() the rest's verdicts, and the last loop the passes.
+  FailureCodes& failures = scratch.failures_;
+  failures.clear();
+  std::fill(verdict.begin(), verdict.end(), kColumnPass);
   // In plugin order, each over the nodes still passing: a node keeps its first failure, and a
   // node one plugin leaves undecided is not judged by the later ones (filter() below runs them
   // all on it, in order).
@@ -93,27 +93,49 @@ NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::sp
     const Plugin& plugin = *plugins_[p].plugin;
     if (!plugin.filters()) continue;
     const auto* columnFilter = dynamic_cast<const ColumnFilter*>(&plugin);
-    if (!columnFilter->filterColumns(state, static_cast<int>(p), columns, ids, scratch.pass_, out)) {
-      return filter(state, nodes, out, scratch);
-    }
+    if (!columnFilter->filterColumns(state, static_cast<int>(p), columns, ids, verdict, failures)) return false;
   }
 
-  uint8_t* verdict = scratch.pass_.data();
-  scratch.slowNodes_.clear();
-  scratch.slowIndex_.clear();
+  // The undecided, gathered without a branch per node (most runs have none).
+  scratch.slowIndex_.resize(n);
+  size_t m = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (verdict[i] == kColumnUndecided) {
-      scratch.slowNodes_.push_back(nodes[i]);
-      scratch.slowIndex_.push_back(static_cast<uint32_t>(i));
-    }
+    scratch.slowIndex_[m] = static_cast<uint32_t>(i);
+    m += verdict[i] == kColumnUndecided;
   }
-  if (!scratch.slowNodes_.empty()) {
-    const size_t m = scratch.slowNodes_.size();
-    scratch.slowOut_.resize(m);
-    filter(state, NodeSpan(scratch.slowNodes_.data(), m), scratch.slowOut_, scratch);
-    for (size_t k = 0; k < m; ++k) out[scratch.slowIndex_[k]] = scratch.slowOut_[k];
-    for (uint32_t k : scratch.feasibleIndex()) verdict[scratch.slowIndex_[k]] = kColumnPass;
+  if (m == 0) return true;
+  scratch.slowNodes_.resize(m);
+  for (size_t k = 0; k < m; ++k) scratch.slowNodes_[k] = nodes[scratch.slowIndex_[k]];
+  scratch.slowOut_.resize(m);
+  filter(state, NodeSpan(scratch.slowNodes_.data(), m), scratch.slowOut_, scratch);
+  for (size_t k = 0; k < m; ++k) {
+    const Status& s = scratch.slowOut_[k];
+    const uint8_t v = s.ok() ? uint8_t{kColumnPass} : failures.code(s);
+    if (v == kColumnUndecided) return false;  // out of codes
+    verdict[scratch.slowIndex_[k]] = v;
   }
+  return true;
+}
+
+bool Profile::runFilterCodes(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<uint8_t> verdict,
+                             ProfileScratch& scratch) const {
+  const Status s = preFilter(pod, state, cluster);
+  if (!s.ok()) {
+    scratch.failures_.clear();
+    std::fill(verdict.begin(), verdict.end(), scratch.failures_.code(s));
+    return true;
+  }
+  return filterCodes(state, nodes, ids, columns, verdict, scratch);
+}
+
+NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
+                                const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const {
+  assert(out.size() == nodes.size() && ids.size() == nodes.size());
+  const size_t n = nodes.size();
+  scratch.pass_.resize(n);
+  if (!filterCodes(state, nodes, ids, columns, scratch.pass_, scratch)) return filter(state, nodes, out, scratch);
+  const uint8_t* verdict = scratch.pass_.data();
   scratch.candidates_.resize(n);
   scratch.index_.resize(n);
   size_t live = 0;
@@ -123,6 +145,8 @@ NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::sp
       scratch.candidates_[live] = nodes[i];
       scratch.index_[live] = static_cast<uint32_t>(i);
       ++live;
+    } else {
+      out[i] = scratch.failures_.status(verdict[i]);
     }
   }
   scratch.live_ = live;

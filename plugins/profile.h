@@ -32,6 +32,8 @@ class ProfileScratch {
  public:
   // Original positions (in the span given to filter) of the feasible nodes filter returned.
   std::span<const uint32_t> feasibleIndex() const { return {index_.data(), live_}; }
+  // What the failure codes of the last filterCodes run stand for.
+  const FailureCodes& failures() const { return failures_; }
 
  private:
   friend class Profile;
@@ -40,11 +42,12 @@ class ProfileScratch {
   std::vector<Status> verdicts_;
   std::vector<int32_t> pluginScores_;
   std::vector<int64_t> totals_;
-  // filterColumns: a ColumnVerdict per node, the nodes left to filter() and their places.
+  // filterColumns: a verdict byte per node, the nodes left to filter() and their places.
   std::vector<uint8_t> pass_;
   std::vector<const NodeInfo*> slowNodes_;
   std::vector<uint32_t> slowIndex_;
   std::vector<Status> slowOut_;
+  FailureCodes failures_;
   size_t live_ = 0;
 };
 
@@ -74,16 +77,25 @@ class Profile {
                      std::span<Status> out, ProfileScratch& scratch) const;
 
   // filter() for nodes that have rows in `columns` (ids[i] is nodes[i]'s id, the rows describe
-  // the same version of them): the same verdicts and feasible nodes. The plugins' column filters
-  // prove most passes from the rows; filter() runs only over the nodes left. Falls back to
-  // filter() over every node when a filtering plugin has no column filter or declines the pod.
+  // the same version of them), as a byte per node: verdict[i] is kColumnPass, or a failure code
+  // (>= kColumnFailed) whose Status is scratch.failures().status(verdict[i]) — the same verdicts
+  // filter() gives. The plugins' column filters prove most verdicts from the rows; filter() runs
+  // only over the nodes left. Returns false, deciding nothing, when a filtering plugin has no
+  // column filter or declines the pod, or the run has more distinct failures than codes.
+  bool filterCodes(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids, const NodeColumns& columns,
+                   std::span<uint8_t> verdict, ProfileScratch& scratch) const;
+  // preFilter + filterCodes; when preFilter fails every node gets its failure's code.
+  bool runFilterCodes(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+                      std::span<const uint32_t> ids, const NodeColumns& columns, std::span<uint8_t> verdict,
+                      ProfileScratch& scratch) const;
+  // filter() through filterCodes when it can: the same statuses and feasible nodes.
   NodeSpan filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
                          const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const;
   // preFilter + filterColumns, as runFilter.
   NodeSpan runFilterColumns(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<Status> out,
                             ProfileScratch& scratch) const;
-  // True when every filtering plugin has a column filter (filterColumns can avoid filter()).
+  // True when every filtering plugin has a column filter (filterCodes can avoid filter()).
   bool hasColumnFilters() const { return columnFilters_; }
 
   // Weighted sum of the scoring plugins' 0..100 scores for each node of `nodes` (normally the

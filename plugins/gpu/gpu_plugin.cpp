@@ -41,6 +41,20 @@ struct GpuCycle final : PluginState {
   int64_t minMemoryMiB = 0;
   int32_t maxMemoryMiB = 0;  // over the scored nodes (PreScore)
   ReasonCache reasons;
+  // filterColumns' failure codes for the reasons that depend on the node's shape alone, valid
+  // while codesEpoch is the FailureCodes' epoch (0: not taken yet).
+  uint64_t codesEpoch = 0;
+  uint8_t noGpuCode = 0;
+  std::array<uint8_t, 256> modelCode{};   // by interned model id
+  std::array<uint8_t, 256> tooFewCode{};  // by the node's GPU count
+
+  void useCodes(const FailureCodes& failures) {
+    if (codesEpoch == failures.epoch()) return;
+    codesEpoch = failures.epoch();
+    noGpuCode = 0;
+    modelCode.fill(0);
+    tooFewCode.fill(0);
+  }
 
   void reset() {
     perGpu = false;
@@ -52,6 +66,7 @@ struct GpuCycle final : PluginState {
     minMemoryMiB = 0;
     maxMemoryMiB = 0;
     reasons.clear();
+    codesEpoch = 0;
   }
   bool constrainsModel() const { return !setEnd.empty() || !denied.empty(); }
 
@@ -190,7 +205,7 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
   // same reasons. Left to filter(): nodes without the per-GPU ledger that still have the
   // resource, unknown model ids, and too few units as kube-scheduler counts them.
   bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                     std::span<uint8_t> verdict, std::span<Status> out) const override {
+                     std::span<uint8_t> verdict, FailureCodes& failures) const override {
     const PodInfo& pod = state.pod;
     if (!pod.wantsGpu()) return true;  // filter() passes every node
     auto& c = *static_cast<GpuCycle*>(state.slot(index));
@@ -199,14 +214,16 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     const int32_t need = pod.gpuCount;
     const int32_t milli = pod.gpuMilli;
     if (milli < kMilliPerGpu && need != 1) return false;  // derivePodInfo never makes one
+    c.useCodes(failures);
     const bool checkModel = c.constrainsModel();
     const int64_t minMemory = c.minMemoryMiB;
     const bool units = args_.countWholeDevices;
     const NodeColumns::Row* rows = columns.rows();
     const uint32_t limit = columns.idLimit();
-    auto fail = [&](size_t i, Status s) {
-      verdict[i] = kColumnFailed;
-      out[i] = s;
+    // A code per reason that only the node's shape decides, taken once per run.
+    auto shapeCode = [&](uint8_t& memo, auto&& reason) {
+      if (memo == 0) memo = failures.code({Code::UnschedulableAndUnresolvable, reason()});
+      return memo;
     };
     for (size_t i = 0; i < ids.size(); ++i) {
       if (verdict[i] != kColumnPass) continue;
@@ -227,11 +244,9 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
       if (passes && !checkModel) continue;
       if (total == 0) {
         // No ledger: filter() takes the resource's scalar; without one the node has none.
-        if (r.unitsFree == NodeColumns::kNoUnits) {
-          fail(i, {Code::UnschedulableAndUnresolvable, noGpuReason(state, c, pod)});
-        } else {
-          verdict[i] = kColumnUndecided;
-        }
+        verdict[i] = r.unitsFree == NodeColumns::kNoUnits
+                         ? shapeCode(c.noGpuCode, [&] { return noGpuReason(state, c, pod); })
+                         : uint8_t{kColumnUndecided};
         continue;
       }
       if (checkModel) {
@@ -242,20 +257,21 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
         uint8_t& v = c.modelVerdict[r.gpuModel];
         if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
         if (v != 1) {
-          fail(i, {Code::UnschedulableAndUnresolvable, modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel))});
+          verdict[i] = shapeCode(c.modelCode[r.gpuModel],
+                                 [&] { return modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel)); });
           continue;
         }
       }
       if (minMemory > 0 && r.gpuMemoryMiB < minMemory) {
-        fail(i, {Code::UnschedulableAndUnresolvable, memoryReason(state, c, r.gpuMemoryMiB)});
+        verdict[i] = failures.code({Code::UnschedulableAndUnresolvable, memoryReason(state, c, r.gpuMemoryMiB)});
         continue;
       }
       if (need > total) {
-        fail(i, {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)});
+        verdict[i] = shapeCode(c.tooFewCode[static_cast<size_t>(total)], [&] { return tooFewReason(state, c, pod, total); });
         continue;
       }
       if (freeNow < need) {
-        fail(i, {Code::Unschedulable, notFreeReason(state, c, pod, freeNow, total)});
+        verdict[i] = failures.code({Code::Unschedulable, notFreeReason(state, c, pod, freeNow, total)});
       } else if (units && r.unitsFree != NodeColumns::kNoUnits && r.unitsFree < need) {
         verdict[i] = kColumnUndecided;  // its reason names the allocatable count: filter()
       }

@@ -37,18 +37,21 @@ class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer
   }
 
   bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                     std::span<uint8_t> verdict, std::span<Status> out) const override {
+                     std::span<uint8_t> verdict, FailureCodes& failures) const override {
     if (static_cast<const SpotCycle*>(state.slot(index))->tolerant) return true;
+    const uint8_t notTolerant = failures.code({Code::UnschedulableAndUnresolvable, kNotTolerant});
     const NodeColumns::Row* rows = columns.rows();
     const uint32_t limit = columns.idLimit();
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (verdict[i] != kColumnPass) continue;
-      if (ids[i] >= limit) {
-        verdict[i] = kColumnUndecided;
-      } else if (rows[ids[i]].capacityType == CapacityType::Spot) {
-        verdict[i] = kColumnFailed;
-        out[i] = {Code::UnschedulableAndUnresolvable, kNotTolerant};
+      const uint8_t v = verdict[i];
+      const uint32_t id = ids[i];
+      if (id >= limit) {
+        if (v == kColumnPass) verdict[i] = kColumnUndecided;
+        continue;
       }
+      // Which nodes are spot is data, not a pattern: select, don't branch.
+      const bool spot = rows[id].capacityType == CapacityType::Spot;
+      verdict[i] = (v == kColumnPass && spot) ? notTolerant : v;
     }
     return true;
   }

@@ -552,24 +552,11 @@ TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
 
 // Reasons that differ from node to node (more than the reply writer memoizes) and need
 // escaping ('<' is \u003c on the wire): the reply equals the general encoder's.
-TEST_F(FastPathTest, ManyDistinctEscapedReasonsMatchTheGeneralEncoder) {
-  std::vector<std::string> names;
-  for (int i = 0; i < 40; ++i) {
-    const std::string name = "mem-" + std::to_string(i);
-    cache_.upsertNode(cache::testing::NodeMaker(strings_, name)
-                          .gpus(8)
-                          .label("nvidia.com/gpu.memory", std::to_string(1000 + i * 40))
-                          .build());
-    names.push_back(name);
-  }
-  names.push_back("ghost");
-  std::string body = gpu2Body(names);
-  body.replace(body.find(R"("annotations":{)"), 15, R"("annotations":{"fleetsched.io/gpu-min-memory":"2500",)");
-  Answer a = call(Verb::Filter, body);
-  ASSERT_EQ(a.status, 200);
-  EXPECT_NE(a.body.find(R"("mem-0":"GPU memory 1000 MiB \u003c required 2500 MiB")"), std::string::npos) << a.body;
+// The filter reply decoded and written again by codec::encodeFilterResult: what the fast
+// encoder must have written. Returns the distinct reasons seen.
+std::set<std::string> expectLikeGeneralEncoder(const std::string& reply, size_t nodes) {
   simdjson::dom::parser parser;
-  simdjson::dom::element r = parser.parse(a.body);
+  simdjson::dom::element r = parser.parse(reply);
   std::deque<std::string> keep;
   codec::FilterResult ref;
   std::set<std::string> reasons;
@@ -581,12 +568,81 @@ TEST_F(FastPathTest, ManyDistinctEscapedReasonsMatchTheGeneralEncoder) {
       reasons.insert(std::string(list.back().reason));
     }
   }
-  EXPECT_GT(reasons.size(), 16u);
-  EXPECT_EQ(ref.nodeNames.size() + ref.failedNodes.size() + ref.failedAndUnresolvableNodes.size(), names.size());
+  EXPECT_EQ(ref.nodeNames.size() + ref.failedNodes.size() + ref.failedAndUnresolvableNodes.size(), nodes);
   std::string want;
   codec::encodeFilterResult(ref, want);
-  EXPECT_EQ(a.body, want);
-  expectLikeFresh(body, "distinct reasons");
+  EXPECT_EQ(reply, want);
+  return reasons;
+}
+
+// Each distinct failure is a one-byte code per node in NodeNames filters; past 254 of them in
+// one reply the general encoder takes over. Both must write what Go would.
+TEST_F(FastPathTest, ManyDistinctEscapedReasonsMatchTheGeneralEncoder) {
+  for (int count : {40, 300}) {
+    std::vector<std::string> names;
+    for (int i = 0; i < count; ++i) {
+      const std::string name = "mem" + std::to_string(count) + "-" + std::to_string(i);
+      cache_.upsertNode(cache::testing::NodeMaker(strings_, name)
+                            .gpus(8)
+                            .label("nvidia.com/gpu.memory", std::to_string(1000 + i * (count == 40 ? 40 : 4)))
+                            .build());
+      names.push_back(name);
+    }
+    names.push_back("ghost");
+    std::string body = gpu2Body(names);
+    body.replace(body.find(R"("annotations":{)"), 15, R"("annotations":{"fleetsched.io/gpu-min-memory":"2500",)");
+    Answer a = call(Verb::Filter, body);
+    ASSERT_EQ(a.status, 200);
+    const std::string first = "mem" + std::to_string(count) + "-0";
+    EXPECT_NE(a.body.find("\"" + first + R"(":"GPU memory 1000 MiB \u003c required 2500 MiB")"), std::string::npos)
+        << a.body;
+    const std::set<std::string> reasons = expectLikeGeneralEncoder(a.body, names.size());
+    EXPECT_GT(reasons.size(), count == 40 ? 16u : 256u);
+    expectLikeFresh(body, "distinct reasons " + std::to_string(count));
+  }
+}
+
+// A pod of a resource the rows do not describe (a MIG profile) is judged by the plugins' Filter;
+// its NodeNames reply is still the one Go would write.
+TEST_F(FastPathTest, PodsTheRowsCannotJudgeGetTheSameReply) {
+  std::string error;
+  auto config = plugins::loadConfig(
+      "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\nprofiles:\n- name: mig\n  plugins:\n"
+      "  - {name: GPU, weight: 10}\n  - {name: Spot, weight: 5}\n  pluginConfig:\n  - name: GPU\n"
+      "    args: {resourceNames: [nvidia.com/gpu, nvidia.com/mig-]}\n",
+      error);
+  ASSERT_TRUE(config) << error;
+  Metrics metrics;
+  ExtenderService service(cache_, *config, metrics);
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = "mig-" + std::to_string(i);
+    cache::testing::NodeMaker n(strings_, name);
+    n.gpus(8);
+    if (i % 3 != 0) n.scalar("nvidia.com/mig-1g.10gb", i % 3 == 1 ? 7 : 1);
+    if (i % 4 == 0) n.label("karpenter.sh/capacity-type", "spot");
+    cache_.upsertNode(n.build());
+    names.push_back(name);
+  }
+  names.push_back("ghost");
+  std::string body = R"({"Pod":{"metadata":{"name":"mig2","namespace":"ml","uid":"u-mig2"},"spec":{"containers":[)"
+                     R"({"name":"c","resources":{"limits":{"nvidia.com/mig-1g.10gb":"2"},"requests":{"cpu":"1",)"
+                     R"("nvidia.com/mig-1g.10gb":"2"}}}]}},"Nodes":null,"NodeNames":[)";
+  for (size_t i = 0; i < names.size(); ++i) body += (i == 0 ? "\"" : ",\"") + names[i] + "\"";
+  body += "]}";
+  std::string padded = body + std::string(kBodyPadding, '\0');
+  ExtenderRequest req;
+  req.verb = Verb::Filter;
+  req.body = std::string_view(padded.data(), body.size());
+  ExtenderRequest* batch[] = {&req};
+  service.handleBatch(batch);
+  ASSERT_EQ(req.status, 200) << req.response;
+  // Nodes with 7 units and not spot pass; 1 unit: not enough; none: no such resource; spot:
+  // not tolerated.
+  EXPECT_NE(req.response.find(R"("NodeNames":["mig-1","mig-7","mig-10"])"), std::string::npos) << req.response;
+  EXPECT_NE(req.response.find(R"("mig-4":)"), std::string::npos) << req.response;
+  const std::set<std::string> reasons = expectLikeGeneralEncoder(req.response, names.size());
+  EXPECT_GE(reasons.size(), 3u);
 }
 
 TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
