@@ -122,9 +122,13 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
   // and the verdict codes; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
   void encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd);
-  // Makes the nodes a NodeNames filter kept (passedIds_, reply order; `quotedList` their JSON
-  // strings joined by commas, as the reply lists them) one of prioritize's last lists.
-  void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList);
+  // Makes the nodes a NodeNames filter kept (passedIds_ and passedNodes_, reply order;
+  // `quotedList` their JSON strings joined by commas, as the reply lists them) one of
+  // prioritize's last lists, resolved at `snap`'s version; `body` is the filter request.
+  void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList, std::string_view body);
+  // Prioritize, NodeNames: true when the list is one a filter of this very pod (same bytes
+  // around the list) primed at this snapshot version, so every listed node passes the filters.
+  bool listedByThisPodsFilter(const cache::Snapshot& snap) const;
   // Fills names/ends of a memo primed from ids (names_ must describe its node set).
   void materializeNames(NameListMemo& m);
   std::string_view quotedUnknown(size_t i) const {
@@ -193,6 +197,10 @@ class ExtenderService : public BatchHandler {
     std::vector<uint32_t> nodeIds;
     std::vector<uint32_t> inputIndex;
     std::vector<std::string_view> unknown;
+    // Primed by a filter reply (primePrioritizeList): the snapshot version it decided on (0:
+    // none, or a nominated node was let through) and its request without the list's bytes.
+    uint64_t primedVersion = 0;
+    std::string primedRest;
     // Filter replies walk the failed nodes by name rank: rank -> position in `nodes`.
     bool rankPosValid = false;
     std::vector<uint32_t> rankPos;
@@ -203,8 +211,11 @@ class ExtenderService : public BatchHandler {
   size_t nextPrioritizeMemo_ = 0;  // the slot the next primed or resolved list replaces
   NameListMemo* memo_ = &filterMemo_;
   std::string compact_;  // a body without its list, padded
+  bool listKnown_ = false;  // decodeArgs took the body's list from memo_ (compact_ holds the rest)
   std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
+  std::vector<const plugins::NodeInfo*> passedNodes_;  // and their records
+  bool nominatedKept_ = false;         // the nominated node was kept though it failed
   std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
   const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
   plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
@@ -236,6 +247,7 @@ class ExtenderService : public BatchHandler {
   Counter* decodeErrors_;
   Counter* unknownNodes_;
   Counter* listsReused_;
+  Counter* listsTrusted_;
   Counter* writerWaits_;
   Counter* nodesReused_;
 };

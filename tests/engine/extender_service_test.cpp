@@ -516,6 +516,66 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
   }
 }
 
+// Prioritize trusts a list only when this pod's own filter kept it at the same snapshot
+// version; after a pod event, or for another pod sending that list, it filters again.
+TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
+  auto f = makeFleet(300, 200);
+  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
+  std::vector<std::string> names;
+  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  bench::fleet::PodOptions po;
+  po.pods = 200;
+  po.seed = 99;
+  bench::fleet::PodGenerator pods(po);
+  std::string eightGpus;
+  for (size_t i = 0; i < pods.size() && eightGpus.empty(); ++i) {
+    if (pods.summary(i).kind == bench::fleet::PodKind::kGpu8) eightGpus = pods.podWire(i);
+  }
+  ASSERT_FALSE(eightGpus.empty());
+  Counter& trusted = metrics_.counter("prioritize_lists_trusted_total", "");
+  simdjson::dom::parser parser;
+  // The filter for the 2-GPU pod, and the prioritize body of what it kept.
+  auto filterTwoGpus = [&](std::vector<std::string>& kept) {
+    std::string body;
+    bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+    Answer a = call(Verb::Filter, body);
+    kept.clear();
+    for (auto n : parser.parse(a.body)["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+    std::string next;
+    bench::fleet::appendNodeNamesArgs(next, twoGpuPod(), kept);
+    return next;
+  };
+  std::vector<std::string> kept;
+  std::string body = filterTwoGpus(kept);
+  ASSERT_GT(kept.size(), 10u);
+  uint64_t before = trusted.value();
+  EXPECT_EQ(call(Verb::Prioritize, body).body, fresh(Verb::Prioritize, body).body);
+  EXPECT_EQ(trusted.value() - before, 1u);
+
+  // A pod event between filter and prioritize: the node it fills must not be scored.
+  body = filterTwoGpus(kept);
+  const std::string& filled = kept.front();
+  int free = 0;
+  for (const auto& n : f->fleet.summaries()) {
+    if (n.name == filled) free = n.gpuCount - f->gpusUsed[filled];
+  }
+  ASSERT_GT(free, 0);
+  cache_.upsertPod(cache::testing::PodMaker(strings_, "fills-" + filled).on(filled).gpus(free).build());
+  before = trusted.value();
+  Answer a = call(Verb::Prioritize, body);
+  EXPECT_EQ(a.body, fresh(Verb::Prioritize, body).body);
+  EXPECT_EQ(a.body.find("\"" + filled + "\""), std::string::npos) << a.body;
+  EXPECT_EQ(trusted.value(), before);
+
+  // Another pod sends the list the 2-GPU pod's filter kept: it is filtered for what it needs.
+  body = filterTwoGpus(kept);
+  std::string other;
+  bench::fleet::appendNodeNamesArgs(other, eightGpus, kept);
+  before = trusted.value();
+  EXPECT_EQ(call(Verb::Prioritize, other).body, fresh(Verb::Prioritize, other).body);
+  EXPECT_EQ(trusted.value(), before);
+}
+
 // The node columns follow pod events chunk by chunk: after each event the answers equal a
 // fresh service's, whose columns are built from scratch, for nodes in changed chunks and not.
 TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
@@ -550,8 +610,6 @@ TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
   expectLikeFresh(body, "after a node joined");
 }
 
-// Reasons that differ from node to node (more than the reply writer memoizes) and need
-// escaping ('<' is \u003c on the wire): the reply equals the general encoder's.
 // The filter reply decoded and written again by codec::encodeFilterResult: what the fast
 // encoder must have written. Returns the distinct reasons seen.
 std::set<std::string> expectLikeGeneralEncoder(const std::string& reply, size_t nodes) {
@@ -576,7 +634,8 @@ std::set<std::string> expectLikeGeneralEncoder(const std::string& reply, size_t 
 }
 
 // Each distinct failure is a one-byte code per node in NodeNames filters; past 254 of them in
-// one reply the general encoder takes over. Both must write what Go would.
+// one reply the general encoder takes over. Both must write what Go would, also for reasons
+// that need escaping ('<' is \u003c on the wire).
 TEST_F(FastPathTest, ManyDistinctEscapedReasonsMatchTheGeneralEncoder) {
   for (int count : {40, 300}) {
     std::vector<std::string> names;
