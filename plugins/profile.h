@@ -42,6 +42,7 @@ class ProfileScratch {
   std::vector<Status> verdicts_;
   std::vector<int32_t> pluginScores_;
   std::vector<int64_t> totals_;
+  std::vector<int32_t> narrowTotals_;
   // filterColumns: a verdict byte per node, the nodes left to filter() and their places.
   std::vector<uint8_t> pass_;
   std::vector<const NodeInfo*> slowNodes_;
@@ -145,6 +146,7 @@ class Profile {
   GpuResourceConfig gpuResources_;
   std::vector<Entry> plugins_;
   bool columnFilters_ = false;
+  bool narrowTotals_ = false;  // every weighted total fits 32 bits
 };
 
 }  // namespace fleetsched::plugins

@@ -183,6 +183,33 @@ TEST(Profile, ExtenderScoresKeepOrderRangeAndATopThatOnlyTheBestReach) {
   EXPECT_EQ(tieOut, (std::vector<int32_t>{10, 10}));
 }
 
+__extension__ typedef __int128 Wide;
+
+TEST(Profile, ExtenderScoresAreTheFlooredShareOfTheRange) {
+  // Against the formula, over ranges small and large, ties at the ends and negative totals.
+  uint64_t x = 42;
+  auto next = [&] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 17;
+  };
+  for (int64_t range : {int64_t{1}, int64_t{3}, int64_t{9}, int64_t{10}, int64_t{11}, int64_t{97}, int64_t{1800},
+                        int64_t{1} << 40, INT64_MAX / 10, INT64_MAX / 3}) {
+    for (int64_t base : {int64_t{0}, int64_t{-500}, int64_t{123456}}) {
+      if (base > INT64_MAX - range) continue;
+      std::vector<int64_t> totals{base, base + range};
+      for (int i = 0; i < 200; ++i) totals.push_back(base + static_cast<int64_t>(next() % (static_cast<uint64_t>(range) + 1)));
+      std::vector<int32_t> out(totals.size());
+      Profile::toExtenderScores(totals, out);
+      for (size_t i = 0; i < totals.size(); ++i) {
+        const int64_t d = totals[i] - base;
+        const auto want = d == range ? kMaxExtenderScore
+                                     : static_cast<int32_t>(static_cast<Wide>(d) * kMaxExtenderScore / range);
+        ASSERT_EQ(out[i], want) << "range " << range << " base " << base << " total " << totals[i];
+      }
+    }
+  }
+}
+
 TEST(Profile, DefaultProfilePlacesATwoGpuPodOnTheBusiestFittingOnDemandNode) {
   Config config = defaultConfig();
   const Profile& profile = config.profiles()[0];
