@@ -202,10 +202,10 @@ void ExtenderService::rememberListBytes(std::string_view body) {
 }
 
 bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
-  nodes_.clear();
-  nodeIds_.clear();
-  inputIndex_.clear();
-  unknown_.clear();
+  nodes_ = {};
+  nodeIds_ = {};
+  inputIndex_ = {};
+  unknown_ = {};
   bool known = decodeWithKnownList(req, snap);
   listKnown_ = known;
   if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
@@ -244,13 +244,15 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
       m.resolvedGeneration = m.generation;
       m.rankPosValid = false;
     }
-    nodes_.assign(m.nodes.begin(), m.nodes.end());
-    nodeIds_.assign(m.nodeIds.begin(), m.nodeIds.end());
-    inputIndex_.assign(m.inputIndex.begin(), m.inputIndex.end());
-    unknown_.assign(m.unknown.begin(), m.unknown.end());
+    nodes_ = m.nodes;
+    nodeIds_ = m.nodeIds;
+    inputIndex_ = m.inputIndex;
+    unknown_ = m.unknown;
   } else {
     nodesReused_->inc(decoder_.reusedNodes());
     requestNodes_.resize(args_.nodes.size());
+    ownNodes_.clear();
+    ownInputIndex_.clear();
     for (uint32_t i = 0; i < args_.nodes.size(); ++i) {
       const codec::Node& src = args_.nodes[i];
       plugins::NodeInfo& n = requestNodes_[i];
@@ -265,9 +267,11 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
         // Zone ids are the cache's; a node it has never seen has no pods it could count.
         n.zone = 0;
       }
-      nodes_.push_back(&n);
-      inputIndex_.push_back(i);
+      ownNodes_.push_back(&n);
+      ownInputIndex_.push_back(i);
     }
+    nodes_ = ownNodes_;
+    inputIndex_ = ownInputIndex_;
   }
   unknownNodes_->inc(unknown_.size());
   return true;

@@ -164,9 +164,15 @@ class ExtenderService : public BatchHandler {
   codec::PreemptionArgs preemptArgs_;
   codec::FilterResult filterResult_;
   std::vector<codec::HostPriority> priorities_;
-  std::vector<const plugins::NodeInfo*> nodes_;
-  std::vector<uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
-  std::vector<std::string_view> unknown_;
+  // The request's nodes, for this request only: views into the list's memo (NodeNames mode:
+  // resolved once per list and snapshot version, not copied per request) or into ownNodes_ and
+  // ownInputIndex_ (Nodes mode).
+  std::span<const plugins::NodeInfo* const> nodes_;
+  std::span<const uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
+  std::span<const std::string_view> unknown_;
+  std::span<const uint32_t> nodeIds_;  // NodeNames: nodeIds_[i] is nodes_[i]'s id
+  std::vector<const plugins::NodeInfo*> ownNodes_;
+  std::vector<uint32_t> ownInputIndex_;
   // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
   // ids) and the failed-map scratch.
   NodeNameTable names_;
@@ -212,7 +218,6 @@ class ExtenderService : public BatchHandler {
   NameListMemo* memo_ = &filterMemo_;
   std::string compact_;  // a body without its list, padded
   bool listKnown_ = false;  // decodeArgs took the body's list from memo_ (compact_ holds the rest)
-  std::vector<uint32_t> nodeIds_;  // nodeIds_[i] is nodes_[i]'s id
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
   std::vector<const plugins::NodeInfo*> passedNodes_;  // and their records
   bool nominatedKept_ = false;         // the nominated node was kept though it failed
