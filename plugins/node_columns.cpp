@@ -10,6 +10,8 @@ void NodeColumns::reset(uint32_t idLimit, const GpuResourceConfig& resources) {
   primary_.assign(resources.primary());
   rows_.assign(idLimit, Row{});
   for (std::string& name : modelNames_) name.clear();
+  shapeKeys_.clear();
+  shapeOf_.clear();
   version = 0;
 }
 
@@ -52,6 +54,14 @@ void NodeColumns::set(const NodeInfo& n) {
     for (const auto& name : resources_.resourceNames) hasGpu = hasGpu || GpuResourceConfig::matches(name, n.scalars[s].name);
   }
   if (hasGpu) r.flags |= kHasGpu;
+  const uint64_t key = uint64_t{static_cast<uint32_t>(r.gpuMemoryMiB)} | uint64_t{r.gpuModel} << 32 |
+                       uint64_t{r.gpuCount} << 48 | uint64_t{r.unitsFree == kNoUnits} << 56;
+  auto [it, added] = shapeOf_.try_emplace(key, kNoShape);
+  if (added && shapeKeys_.size() < UINT16_MAX) {
+    shapeKeys_.push_back(key);
+    it->second = static_cast<uint16_t>(shapeKeys_.size());
+  }
+  r.shape = it->second;
   if (n.gpuModel != 0) {
     if (n.gpuModel >= modelNames_.size()) modelNames_.resize(n.gpuModel + 1);
     if (modelNames_[n.gpuModel].empty()) modelNames_[n.gpuModel].assign(n.gpuModelName);

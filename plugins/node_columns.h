@@ -1,6 +1,9 @@
 // NodeColumns: the few per-node facts the built-in Filter plugins read, packed into one
-// 20-byte row per node id, so a 5,000-node filter walks ~100 KB of rows in id order instead of
-// chasing 5,000 NodeInfo records of ~430 bytes each (several cache misses per node).
+// 24-byte row per node id, so a 5,000-node filter walks ~120 KB of rows instead of chasing
+// 5,000 NodeInfo records of ~430 bytes each (several cache misses per node). Rows also name
+// their node's shape: nodes alike in everything a GPU filter's node-only checks read (GPU count,
+// model, memory, whether the primary resource is a scalar) share one, so a filter can decide
+// those checks once per shape (a fleet has tens) instead of once per node.
 //
 //   build   reset(idLimit, primary) then set(node) for every live node (any order); the owner
 //           (e.g. the extender service) refreshes it per published snapshot version it serves,
@@ -17,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "plugins/framework.h"
@@ -39,11 +43,14 @@ class NodeColumns {
     uint8_t freeWhole = 0;      // GPUs with nothing used
     CapacityType capacityType = CapacityType::Unknown;
     uint8_t flags = 0;          // kLive | kHasGpu | kUsedClamped
+    uint16_t shape = kNoShape;  // see shapeCount()
   };
   static constexpr uint8_t kLive = 1;         // a node holds this id
   static constexpr uint8_t kHasGpu = 2;       // per-GPU ledger, or a scalar of one of the GPU resources
   static constexpr uint8_t kUsedClamped = 4;  // usedMilli / maxFreeMilli did not fit: read the record
-  static_assert(sizeof(Row) == 20);
+  static_assert(sizeof(Row) == 24);
+  // Row::shape of rows without a live node, and of live ones past the 65,535th distinct shape.
+  static constexpr uint16_t kNoShape = 0;
 
   // Empties the table for ids below `idLimit`; `resources` are the profile's GPU resources: the
   // primary one's scalar (allocatable − used) fills Row::unitsFree, any of them sets kHasGpu.
@@ -57,6 +64,9 @@ class NodeColumns {
   std::string_view primary() const { return primary_; }
   const GpuResourceConfig& resources() const { return resources_; }
   const Row& row(uint32_t id) const { return rows_[id]; }
+  // Shapes are numbered 1..shapeCount()-1 (kNoShape below): rows of one shape have equal
+  // gpuCount, gpuModel, gpuMemoryMiB, and unitsFree == kNoUnits or not.
+  size_t shapeCount() const { return shapeKeys_.size() + 1; }
   const Row* rows() const { return rows_.data(); }
   // The name of an interned GPU model id seen on a live node; empty for ids never seen.
   std::string_view modelName(uint16_t model) const {
@@ -71,6 +81,8 @@ class NodeColumns {
   std::string primary_;
   std::vector<Row> rows_;
   std::vector<std::string> modelNames_;
+  std::vector<uint64_t> shapeKeys_;  // shape s is shapeKeys_[s - 1]
+  std::unordered_map<uint64_t, uint16_t> shapeOf_;
 };
 
 // What Profile::filterCodes knows about each node while the column filters run: one byte per

@@ -43,17 +43,20 @@ struct GpuCycle final : PluginState {
   ReasonCache reasons;
   // filterColumns' failure codes for the reasons that depend on the node's shape alone, valid
   // while codesEpoch is the FailureCodes' epoch (0: not taken yet).
+  // Per node shape (NodeColumns::Row::shape): kColumnPass when the node-only checks pass, a
+  // failure code or kColumnUndecided when they decide, kShapeUnknown until first seen. Per
+  // (free GPUs, GPU count): the code of "not enough free" (0: not taken yet).
+  static constexpr uint16_t kShapeUnknown = 0xFFFF;
+  static constexpr size_t kCounts = kMaxGpusPerNode + 1;
   uint64_t codesEpoch = 0;
-  uint8_t noGpuCode = 0;
-  std::array<uint8_t, 256> modelCode{};   // by interned model id
-  std::array<uint8_t, 256> tooFewCode{};  // by the node's GPU count
+  std::vector<uint16_t> shapeVerdict;
+  std::array<uint8_t, kCounts * kCounts> notFreeCode{};
 
-  void useCodes(const FailureCodes& failures) {
-    if (codesEpoch == failures.epoch()) return;
+  void useCodes(const FailureCodes& failures, size_t shapes) {
+    if (codesEpoch == failures.epoch() && shapeVerdict.size() == shapes) return;
     codesEpoch = failures.epoch();
-    noGpuCode = 0;
-    modelCode.fill(0);
-    tooFewCode.fill(0);
+    shapeVerdict.assign(shapes, kShapeUnknown);
+    notFreeCode.fill(0);
   }
 
   void reset() {
@@ -214,67 +217,39 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     const int32_t need = pod.gpuCount;
     const int32_t milli = pod.gpuMilli;
     if (milli < kMilliPerGpu && need != 1) return false;  // derivePodInfo never makes one
-    c.useCodes(failures);
-    const bool checkModel = c.constrainsModel();
-    const int64_t minMemory = c.minMemoryMiB;
+    c.useCodes(failures, columns.shapeCount());
+    const bool whole = milli >= kMilliPerGpu;
     const bool units = args_.countWholeDevices;
     const NodeColumns::Row* rows = columns.rows();
     const uint32_t limit = columns.idLimit();
-    // A code per reason that only the node's shape decides, taken once per run.
-    auto shapeCode = [&](uint8_t& memo, auto&& reason) {
-      if (memo == 0) memo = failures.code({Code::UnschedulableAndUnresolvable, reason()});
-      return memo;
-    };
+    uint16_t* shapeVerdict = c.shapeVerdict.data();
+    // filter()'s checks in its order: those that read only the node's shape are decided once
+    // per shape, the rest (free GPUs, units) per node, with selects instead of branches where
+    // which nodes pass is data.
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (verdict[i] != kColumnPass) continue;
+      const uint8_t before = verdict[i];
       const uint32_t id = ids[i];
-      if (id >= limit || (rows[id].flags & NodeColumns::kLive) == 0) {
-        verdict[i] = kColumnUndecided;
+      if (id >= limit) {
+        if (before == kColumnPass) verdict[i] = kColumnUndecided;
         continue;
       }
       const NodeColumns::Row& r = rows[id];
-      const int32_t total = r.gpuCount;
+      uint16_t byShape = shapeVerdict[r.shape];
+      if (byShape == GpuCycle::kShapeUnknown) byShape = shapeVerdict[r.shape] = decideShape(state, c, columns, r, failures);
       // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
       // freest one has room, and none has when it does not.
-      // The passing case with one branch (& not &&): which nodes fail is data, not a pattern.
-      const int32_t freeNow = milli >= kMilliPerGpu ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
-      const bool passes = (total > 0) & (need <= total) & (freeNow >= need) &
-                          (int64_t{r.gpuMemoryMiB} >= minMemory || minMemory <= 0) &
-                          (!units | (r.unitsFree == NodeColumns::kNoUnits) | (r.unitsFree >= need));
-      if (passes && !checkModel) continue;
-      if (total == 0) {
-        // No ledger: filter() takes the resource's scalar; without one the node has none.
-        verdict[i] = r.unitsFree == NodeColumns::kNoUnits
-                         ? shapeCode(c.noGpuCode, [&] { return noGpuReason(state, c, pod); })
-                         : uint8_t{kColumnUndecided};
-        continue;
+      const int32_t freeNow = whole ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
+      const bool enough = freeNow >= need;
+      uint8_t& notFree = c.notFreeCode[static_cast<size_t>(freeNow) * GpuCycle::kCounts + r.gpuCount];
+      if (!enough && notFree == 0 && byShape == kColumnPass) {
+        notFree = failures.code({Code::Unschedulable, notFreeReason(state, c, pod, freeNow, r.gpuCount)});
       }
-      if (checkModel) {
-        if (r.gpuModel == 0 || r.gpuModel >= c.modelVerdict.size()) {
-          verdict[i] = kColumnUndecided;
-          continue;
-        }
-        uint8_t& v = c.modelVerdict[r.gpuModel];
-        if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
-        if (v != 1) {
-          verdict[i] = shapeCode(c.modelCode[r.gpuModel],
-                                 [&] { return modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel)); });
-          continue;
-        }
-      }
-      if (minMemory > 0 && r.gpuMemoryMiB < minMemory) {
-        verdict[i] = failures.code({Code::UnschedulableAndUnresolvable, memoryReason(state, c, r.gpuMemoryMiB)});
-        continue;
-      }
-      if (need > total) {
-        verdict[i] = shapeCode(c.tooFewCode[static_cast<size_t>(total)], [&] { return tooFewReason(state, c, pod, total); });
-        continue;
-      }
-      if (freeNow < need) {
-        verdict[i] = failures.code({Code::Unschedulable, notFreeReason(state, c, pod, freeNow, total)});
-      } else if (units && r.unitsFree != NodeColumns::kNoUnits && r.unitsFree < need) {
-        verdict[i] = kColumnUndecided;  // its reason names the allocatable count: filter()
-      }
+      // Too few units as kube-scheduler counts them: its reason names the allocatable count,
+      // which the rows do not hold: filter().
+      const bool unitsShort = units & (r.unitsFree != NodeColumns::kNoUnits) & (r.unitsFree < need);
+      const uint8_t byNode = enough ? (unitsShort ? uint8_t{kColumnUndecided} : uint8_t{kColumnPass}) : notFree;
+      const uint8_t v = byShape == kColumnPass ? byNode : static_cast<uint8_t>(byShape);
+      verdict[i] = before == kColumnPass ? v : before;
     }
     return true;
   }
@@ -440,6 +415,32 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
       }
     }
     return false;
+  }
+
+  // filter()'s node-only checks for the nodes of `r`'s shape: kColumnPass when they pass, else
+  // the failure's code, or kColumnUndecided when the rows cannot tell (no live node, no ledger
+  // but a scalar, an unknown model id).
+  static uint8_t decideShape(const CycleState& state, GpuCycle& c, const NodeColumns& columns,
+                             const NodeColumns::Row& r, FailureCodes& failures) {
+    const PodInfo& pod = state.pod;
+    auto fail = [&](std::string_view reason) {
+      return failures.code({Code::UnschedulableAndUnresolvable, reason});
+    };
+    if (r.shape == NodeColumns::kNoShape || (r.flags & NodeColumns::kLive) == 0) return kColumnUndecided;
+    const int32_t total = r.gpuCount;
+    if (total == 0) {
+      // No ledger: filter() takes the resource's scalar; without one the node has none.
+      return r.unitsFree == NodeColumns::kNoUnits ? fail(noGpuReason(state, c, pod)) : uint8_t{kColumnUndecided};
+    }
+    if (c.constrainsModel()) {
+      if (r.gpuModel == 0 || r.gpuModel >= c.modelVerdict.size()) return kColumnUndecided;
+      uint8_t& v = c.modelVerdict[r.gpuModel];
+      if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
+      if (v != 1) return fail(modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel)));
+    }
+    if (c.minMemoryMiB > 0 && r.gpuMemoryMiB < c.minMemoryMiB) return fail(memoryReason(state, c, r.gpuMemoryMiB));
+    if (pod.gpuCount > total) return fail(tooFewReason(state, c, pod, total));
+    return kColumnPass;
   }
 
   static std::string_view noGpuReason(const CycleState& state, GpuCycle& c, const PodInfo& pod) {

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fixtures.h"
@@ -148,6 +151,29 @@ Harness defaultHarness() { return Harness(defaultConfig()); }
 TEST(NodeColumns, DefaultProfileUsesThem) {
   Harness h = defaultHarness();
   EXPECT_TRUE(h.profile().hasColumnFilters());
+}
+
+// Rows share a shape exactly when a GPU filter's node-only checks see the same node: equal
+// GPU count, model, memory, and whether the primary resource is a scalar (not free GPUs, zone,
+// capacity type); rows without a live node have none.
+TEST(NodeColumns, ShapesGroupNodesTheGpuChecksCannotTellApart) {
+  const Nodes nodes = fleet(5, 600);
+  NodeColumns columns = columnsOf(nodes, "nvidia.com/gpu");
+  std::map<uint16_t, std::tuple<int32_t, uint16_t, uint8_t, bool>> seen;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeColumns::Row& r = columns.row(nodes[i].id);
+    ASSERT_NE(r.shape, NodeColumns::kNoShape);
+    ASSERT_LT(r.shape, columns.shapeCount());
+    const auto key = std::make_tuple(r.gpuMemoryMiB, r.gpuModel, r.gpuCount, r.unitsFree == NodeColumns::kNoUnits);
+    auto [it, added] = seen.emplace(r.shape, key);
+    EXPECT_EQ(it->second, key) << "node " << i;
+  }
+  std::set<std::tuple<int32_t, uint16_t, uint8_t, bool>> keys;
+  for (const auto& [shape, key] : seen) keys.insert(key);
+  EXPECT_EQ(keys.size(), seen.size()) << "one shape per distinct key";
+  EXPECT_GT(seen.size(), 5u);
+  columns.clear(nodes[0].id, nodes[0].id + 1);
+  EXPECT_EQ(columns.row(nodes[0].id).shape, NodeColumns::kNoShape);
 }
 
 TEST(NodeColumns, FilterColumnsAgreesWithFilterOnGeneratedFleets) {
