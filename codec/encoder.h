@@ -33,9 +33,15 @@ uint64_t nameSortPrefix(std::string_view s, size_t from);
 // hostsEncoded: every host is a JSON string already (quoted and escaped), copied as it is.
 void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded = false);
 
+// Bytes a caller may promise readable from the start of each string it hands an encoder
+// (padding after the last one): the encoder then copies short strings in one fixed-size block.
+inline constexpr size_t kCopySlack = 64;
+
 // The same reply as encodeHostPriorityList(list, out, true) from per-host entry prefixes
 // (appendHostScorePrefix of each quoted host) and the scores: no per-entry field writing.
-void encodeHostScores(std::span<const std::string_view> prefixes, std::span<const int32_t> scores, std::string& out);
+// padded: kCopySlack bytes are readable from the start of every prefix.
+void encodeHostScores(std::span<const std::string_view> prefixes, std::span<const int32_t> scores, std::string& out,
+                      bool padded = false);
 // Appends `{"Host":` quotedHost `,"Score":`.
 void appendHostScorePrefix(std::string_view quotedHost, std::string& out);
 

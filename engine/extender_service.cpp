@@ -741,7 +741,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t decided = uv_hrtime();
 
   if (names) {
-    codec::encodeHostScores(prefixes_, kept_, req.response);
+    codec::encodeHostScores(prefixes_, kept_, req.response, /*padded=*/true);
   } else {
     codec::encodeHostPriorityList(priorities_, req.response, false);
   }

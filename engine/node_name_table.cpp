@@ -44,6 +44,7 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
     if (snap.node(id) != nullptr) codec::appendHostScorePrefix(quoted(id), hostPrefixes_);
   }
   hostPrefixOffset_[limit] = static_cast<uint32_t>(hostPrefixes_.size());
+  hostPrefixes_.append(kCopySlack, '\0');
 
   // Bytewise order, as Go sorts map keys; the first 16 bytes as two big-endian integers decide
   // nearly every comparison without touching the strings. Names are unique within a node set.

@@ -8,7 +8,8 @@
 //               readable from its start, for fixed-size copies; maxQuotedSize() bounds it);
 //               quotedAtRank(rank) the same, laid out in rank order for walks by rank;
 //   name(id)    the name itself;
-//   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score.
+//   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score
+//               (kCopySlack bytes readable from its start, too).
 //
 // refresh(snap) rebuilds only when the snapshot's node set changed (Snapshot::nameSetVersion):
 // pod events and reservations publish new snapshots but keep the table. The table owns copies
@@ -23,13 +24,14 @@
 #include <vector>
 
 #include "cache/snapshot.h"
+#include "codec/encoder.h"
 
 namespace fleetsched::engine {
 
 class NodeNameTable {
  public:
   // Bytes readable from the start of every quoted(id), past its end included.
-  static constexpr size_t kCopySlack = 64;
+  static constexpr size_t kCopySlack = codec::kCopySlack;
 
   // Makes the table describe `snap`'s node set. Returns true when it had to rebuild.
   bool refresh(const cache::Snapshot& snap);
@@ -67,7 +69,7 @@ class NodeNameTable {
   size_t maxQuoted_ = 0;
   std::string rankQuoted_;  // kCopySlack zero bytes after the last name
   std::vector<uint32_t> rankQuotedOffset_;  // size() + 1 entries
-  std::string hostPrefixes_;
+  std::string hostPrefixes_;  // kCopySlack zero bytes after the last prefix
   std::vector<uint32_t> hostPrefixOffset_;
 };
 

@@ -177,6 +177,39 @@ TEST(Encoder, HostPriorityListWithEncodedHosts) {
   EXPECT_EQ(out, R"([{"Host":"gpu-a","Score":10},{"Host":"x\u003cy","Score":0}])");
 }
 
+// Prefixes copied in fixed-size blocks (padded) or by length, short and long hosts, scores
+// in and out of 0..10: the same bytes as the field-by-field encoder.
+TEST(Encoder, HostScoresFromPrefixesMatchTheListEncoder) {
+  const std::vector<std::string> hosts = {"a", "ip-10-79-170-153.us-west-2.compute.internal", "x<y",
+                                          std::string(90, 'n'), "gpu-b"};
+  const std::vector<int32_t> scores = {10, 0, 7, 123, -4};
+  std::vector<std::string> quoted;
+  for (const auto& h : hosts) quoted.push_back(escaped(h));
+  std::string table;
+  std::vector<size_t> at;
+  for (const auto& q : quoted) {
+    at.push_back(table.size());
+    appendHostScorePrefix(q, table);
+  }
+  at.push_back(table.size());
+  table.append(kCopySlack, '\0');
+  std::vector<std::string_view> prefixes;
+  std::vector<HostPriority> list;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    prefixes.push_back(std::string_view(table).substr(at[i], at[i + 1] - at[i]));
+    list.push_back({quoted[i], scores[i]});
+  }
+  std::string want, exact, padded = "keep:";
+  encodeHostPriorityList(list, want, true);
+  encodeHostScores(prefixes, scores, exact);
+  encodeHostScores(prefixes, scores, padded, true);
+  EXPECT_EQ(exact, want);
+  EXPECT_EQ(padded, "keep:" + want);
+  std::string empty;
+  encodeHostScores({}, {}, empty, true);
+  EXPECT_EQ(empty, "[]");
+}
+
 TEST(Encoder, BindingResultMatchesGo) {
   std::string out;
   encodeBindingResult("", out);
