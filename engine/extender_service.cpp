@@ -170,7 +170,23 @@ bool ExtenderService::decodeWithKnownList(ExtenderRequest& req, const cache::Sna
     memo_ = &filterMemo_;
     return decodeWithoutKnownList(req, snap);
   }
-  // Newest first: the pod in flight alone is the last one primed.
+  // Several pods of one shape keep the same nodes, so several slots may hold this list: the
+  // one this very pod's filter primed (same bytes around the list) first, which prioritize can
+  // trust without filtering again; else any, newest first (the pod in flight alone is the last
+  // one primed).
+  const std::string_view body = req.body;
+  for (size_t k = 1; k <= kPrimedLists; ++k) {
+    NameListMemo& m = prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
+    if (m.primedVersion == 0 || m.primedVersion != snap.version() || !m.rawValid ||
+        body.size() != m.primedRest.size() + m.raw.size()) {
+      continue;
+    }
+    const std::string_view rest = m.primedRest;
+    const size_t head = m.primedOpen + 1;
+    if (body.substr(0, head) != rest.substr(0, head) || body.substr(head + m.raw.size()) != rest.substr(head)) continue;
+    memo_ = &m;
+    if (decodeWithoutKnownList(req, snap)) return true;
+  }
   for (size_t k = 1; k <= kPrimedLists; ++k) {
     memo_ = &prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
     if (decodeWithoutKnownList(req, snap)) return true;
@@ -504,6 +520,7 @@ void ExtenderService::primePrioritizeList(const cache::Snapshot& snap, std::stri
   if (!nominatedKept_ && snap.version() != 0 && open != SIZE_MAX && close != std::string_view::npos && open < close) {
     m.primedRest.assign(body.data(), open + 1);
     m.primedRest.append(body.data() + close, body.size() - close);
+    m.primedOpen = open;
     m.primedVersion = snap.version();
   }
 }

@@ -207,6 +207,7 @@ class ExtenderService : public BatchHandler {
     // none, or a nominated node was let through) and its request without the list's bytes.
     uint64_t primedVersion = 0;
     std::string primedRest;
+    size_t primedOpen = 0;  // where the list's '[' is in primedRest
     // Filter replies walk the failed nodes by name rank: rank -> position in `nodes`.
     bool rankPosValid = false;
     std::vector<uint32_t> rankPos;

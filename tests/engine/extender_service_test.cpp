@@ -574,6 +574,31 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   before = trusted.value();
   EXPECT_EQ(call(Verb::Prioritize, other).body, fresh(Verb::Prioritize, other).body);
   EXPECT_EQ(trusted.value(), before);
+
+  // Two pods of one shape keep the same nodes, filtered one after the other (pods in flight at
+  // once): each prioritize still finds its own pod's filter and is trusted.
+  std::vector<std::string> twins;
+  for (size_t i = 0; i < pods.size() && twins.size() < 2; ++i) {
+    const auto& p = pods.summary(i);
+    if (p.kind == bench::fleet::PodKind::kGpu2 && !p.spotTolerant) twins.push_back(pods.podWire(i));
+  }
+  ASSERT_EQ(twins.size(), 2u);
+  std::vector<std::string> lists[2];
+  std::string prioritizeBodies[2];
+  for (int t = 0; t < 2; ++t) {
+    std::string filterBody;
+    bench::fleet::appendNodeNamesArgs(filterBody, twins[t], names);
+    for (auto n : parser.parse(call(Verb::Filter, filterBody).body)["NodeNames"].get_array()) {
+      lists[t].emplace_back(n.get_string().value());
+    }
+    bench::fleet::appendNodeNamesArgs(prioritizeBodies[t], twins[t], lists[t]);
+  }
+  ASSERT_EQ(lists[0], lists[1]);
+  before = trusted.value();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(call(Verb::Prioritize, prioritizeBodies[t]).body, fresh(Verb::Prioritize, prioritizeBodies[t]).body);
+  }
+  EXPECT_EQ(trusted.value() - before, 2u);
 }
 
 // The node columns follow pod events chunk by chunk: after each event the answers equal a
