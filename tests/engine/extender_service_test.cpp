@@ -348,6 +348,13 @@ class FastPathTest : public ServiceTest {
     }
     return body + "]}";
   }
+  // Loads a generated fleet's files into the cache; returns its node names in file order.
+  std::vector<std::string> loadFleet(const FleetFiles& f) {
+    load((f.dir / "nodes.json").string(), (f.dir / "pods.json").string());
+    std::vector<std::string> names;
+    for (const auto& n : f.fleet.summaries()) names.push_back(n.name);
+    return names;
+  }
   Answer fresh(Verb verb, const std::string& body) {
     Metrics metrics;
     ExtenderService service(cache_, config_, metrics);
@@ -467,9 +474,7 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
 // flight than lists remembered, the oldest resolve name by name, with the same answers.
 TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
   auto f = makeFleet(300, 200);
-  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
-  std::vector<std::string> names;
-  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  std::vector<std::string> names = loadFleet(*f);
   bench::fleet::PodOptions po;
   po.pods = 40;
   po.seed = 7;
@@ -520,9 +525,7 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
 // version; after a pod event, or for another pod sending that list, it filters again.
 TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   auto f = makeFleet(300, 200);
-  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
-  std::vector<std::string> names;
-  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  std::vector<std::string> names = loadFleet(*f);
   bench::fleet::PodOptions po;
   po.pods = 200;
   po.seed = 99;
@@ -605,9 +608,7 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
 // fresh service's, whose columns are built from scratch, for nodes in changed chunks and not.
 TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
   auto f = makeFleet(300, 200);  // five chunks of 64 ids
-  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
-  std::vector<std::string> names;
-  for (const auto& n : f->fleet.summaries()) names.push_back(n.name);
+  std::vector<std::string> names = loadFleet(*f);
   std::string body;
   bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
   expectLikeFresh(body, "first");
