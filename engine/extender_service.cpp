@@ -166,6 +166,7 @@ bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::
 }
 
 bool ExtenderService::decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
+  primedByThisPod_ = false;
   if (req.verb != Verb::Prioritize) {
     memo_ = &filterMemo_;
     return decodeWithoutKnownList(req, snap);
@@ -185,7 +186,10 @@ bool ExtenderService::decodeWithKnownList(ExtenderRequest& req, const cache::Sna
     const size_t head = m.primedOpen + 1;
     if (body.substr(0, head) != rest.substr(0, head) || body.substr(head + m.raw.size()) != rest.substr(head)) continue;
     memo_ = &m;
-    if (decodeWithoutKnownList(req, snap)) return true;
+    if (decodeWithoutKnownList(req, snap)) {
+      primedByThisPod_ = true;
+      return true;
+    }
   }
   for (size_t k = 1; k <= kPrimedLists; ++k) {
     memo_ = &prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
@@ -223,7 +227,6 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   inputIndex_ = {};
   unknown_ = {};
   bool known = decodeWithKnownList(req, snap);
-  listKnown_ = known;
   if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
     badRequest(req);
     return false;
@@ -525,13 +528,6 @@ void ExtenderService::primePrioritizeList(const cache::Snapshot& snap, std::stri
   }
 }
 
-bool ExtenderService::listedByThisPodsFilter(const cache::Snapshot& snap) const {
-  if (!listKnown_ || memo_ == &filterMemo_ || memo_->primedVersion == 0 || memo_->primedVersion != snap.version()) {
-    return false;
-  }
-  return std::string_view(compact_.data(), compact_.size() - kBodyPadding) == memo_->primedRest;
-}
-
 void ExtenderService::materializeNames(NameListMemo& m) {
   if (!m.namesPending) return;
   m.namesPending = false;
@@ -709,7 +705,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   feasibleScores_.clear();
   std::span<const plugins::NodeInfo* const> feasible;
   std::span<const uint32_t> feasibleIds;
-  if (names && listedByThisPodsFilter(snap) && profile.preFilter(args_.pod, state_, snap).ok()) {
+  if (names && primedByThisPod_ && profile.preFilter(args_.pod, state_, snap).ok()) {
     listsTrusted_->inc();
     feasible = nodes_;
     feasibleIds = nodeIds_;

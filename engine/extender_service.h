@@ -101,7 +101,8 @@ class ExtenderService : public BatchHandler {
   // when the shortcut does not apply (nothing reported: decode the body normally).
   bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
   // Points memo_ at the verb's memo whose list the body carries, decoded as by
-  // decodeWithoutKnownList (true); else at the memo a new list should replace (false).
+  // decodeWithoutKnownList (true); else at the memo a new list should replace (false). Sets
+  // primedByThisPod_ when that memo is the one this pod's filter primed.
   bool decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
   // The prioritize slot to replace next (oldest first).
   NameListMemo& takePrioritizeMemo();
@@ -126,9 +127,6 @@ class ExtenderService : public BatchHandler {
   // `quotedList` their JSON strings joined by commas, as the reply lists them) one of
   // prioritize's last lists, resolved at `snap`'s version; `body` is the filter request.
   void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList, std::string_view body);
-  // Prioritize, NodeNames: true when the list is one a filter of this very pod (same bytes
-  // around the list) primed at this snapshot version, so every listed node passes the filters.
-  bool listedByThisPodsFilter(const cache::Snapshot& snap) const;
   // Fills names/ends of a memo primed from ids (names_ must describe its node set).
   void materializeNames(NameListMemo& m);
   std::string_view quotedUnknown(size_t i) const {
@@ -218,7 +216,9 @@ class ExtenderService : public BatchHandler {
   size_t nextPrioritizeMemo_ = 0;  // the slot the next primed or resolved list replaces
   NameListMemo* memo_ = &filterMemo_;
   std::string compact_;  // a body without its list, padded
-  bool listKnown_ = false;  // decodeArgs took the body's list from memo_ (compact_ holds the rest)
+  // decodeArgs took a prioritize list that a filter of this very pod (same bytes around the
+  // list) primed at this snapshot version: every listed node passes the filters.
+  bool primedByThisPod_ = false;
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
   std::vector<const plugins::NodeInfo*> passedNodes_;  // and their records
   bool nominatedKept_ = false;         // the nominated node was kept though it failed
