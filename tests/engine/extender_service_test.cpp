@@ -578,6 +578,19 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   EXPECT_EQ(call(Verb::Prioritize, other).body, fresh(Verb::Prioritize, other).body);
   EXPECT_EQ(trusted.value(), before);
 
+  // The same pod asking for 8 GPUs instead of 2: a body of the same length around the same list,
+  // whose bytes differ. It is filtered again, so nodes without 8 free GPUs are not scored.
+  body = filterTwoGpus(kept);
+  std::string sameLength = body;
+  for (size_t at = 0; (at = sameLength.find(R"("nvidia.com/gpu":"2")", at)) != std::string::npos; ++at) {
+    sameLength[at + std::string_view(R"("nvidia.com/gpu":")").size()] = '8';
+  }
+  ASSERT_NE(sameLength, body);
+  ASSERT_EQ(sameLength.size(), body.size());
+  before = trusted.value();
+  EXPECT_EQ(call(Verb::Prioritize, sameLength).body, fresh(Verb::Prioritize, sameLength).body);
+  EXPECT_EQ(trusted.value(), before);
+
   // Two pods of one shape keep the same nodes, filtered one after the other (pods in flight at
   // once): each prioritize still finds its own pod's filter and is trusted.
   std::vector<std::string> twins;
