@@ -406,7 +406,16 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
     reasonsEscaped_.append(kCopySlack, '\0');
     mapOf[code] = st.code == plugins::Code::UnschedulableAndUnresolvable ? 2 : 1;
   }
+  // Unknown names' reason, in the same padded table (only when there are any).
+  const size_t unknownAt = reasonsEscaped_.size();
+  if (!unknownOrder_.empty()) {
+    codec::JsonWriter w(reasonsEscaped_);
+    w.string(kUnknownNode);
+  }
+  const size_t unknownLength = reasonsEscaped_.size() - unknownAt;
+  reasonsEscaped_.append(kCopySlack, '\0');
   auto reason = [&](uint8_t code) { return std::string_view(reasonsEscaped_.data() + reasonAt[code], reasonLength[code]); };
+  const std::string_view unknownEscaped(reasonsEscaped_.data() + unknownAt, unknownLength);
 
   // Failed ranks per map, gathered without a branch per node (which fail is data).
   const std::vector<uint32_t>& rankPos = rankPositions();
@@ -449,13 +458,6 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
   namesEnd = len;
   put("],");
 
-  std::string unknownReason;
-  {
-    codec::JsonWriter w(unknownReason);
-    w.string(kUnknownNode);
-  }
-  unknownReason.append(kCopySlack, '\0');
-  const std::string_view unknownEscaped(unknownReason.data(), unknownReason.size() - kCopySlack);
   for (size_t map = 0; map < 2; ++map) {
     put(map == 0 ? std::string_view(R"("FailedNodes":{)") : std::string_view(R"(,"FailedAndUnresolvableNodes":{)"));
     const uint32_t* at = failedAt_[map].data();
