@@ -184,14 +184,18 @@ std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterStat
                                             ProfileScratch& scratch) const {
   const size_t n = nodes.size();
   scratch.totals_.resize(n);
-  scratch.narrowTotals_.assign(n, 0);
   scratch.pluginScores_.resize(n);
   int32_t* scores = scratch.pluginScores_.data();
   int64_t* totals = scratch.totals_.data();
   // Sums in 32-bit lanes when every weighted total fits (the usual weights do: 10 / 5 / 3 sum
   // to 1,800 at most), widened once at the end; else straight in 64 bits.
-  int32_t* narrow = narrowTotals_ ? scratch.narrowTotals_.data() : nullptr;
-  if (narrow == nullptr) std::fill_n(totals, n, 0);
+  int32_t* narrow = nullptr;
+  if (narrowTotals_) {
+    scratch.narrowTotals_.assign(n, 0);
+    narrow = scratch.narrowTotals_.data();
+  } else {
+    std::fill_n(totals, n, 0);
+  }
   for (size_t p = 0; p < plugins_.size(); ++p) {
     const Plugin& plugin = *plugins_[p].plugin;
     if (!plugin.scores()) continue;

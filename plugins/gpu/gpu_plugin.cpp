@@ -41,8 +41,7 @@ struct GpuCycle final : PluginState {
   int64_t minMemoryMiB = 0;
   int32_t maxMemoryMiB = 0;  // over the scored nodes (PreScore)
   ReasonCache reasons;
-  // filterColumns' failure codes for the reasons that depend on the node's shape alone, valid
-  // while codesEpoch is the FailureCodes' epoch (0: not taken yet).
+  // filterColumns' verdicts, valid while codesEpoch is the FailureCodes' epoch (0: none yet).
   // Per node shape (NodeColumns::Row::shape): kColumnPass when the node-only checks pass, a
   // failure code or kColumnUndecided when they decide, kShapeUnknown until first seen. Per
   // (free GPUs, GPU count): the code of "not enough free" (0: not taken yet).
