@@ -12,10 +12,10 @@ void BodyBuffer::reserve(size_t n) {
   capacity_ = n;
 }
 
-void BodyBuffer::append(const char* data, size_t len) {
+size_t BodyBuffer::append(const char* data, size_t len) {
   if (data_ != nullptr && data == data_.get() + size_ && size_ + len <= capacity_) {
     size_ += len;  // read into place (Server reads Content-Length bodies straight here)
-    return;
+    return 0;
   }
   if (size_ + len > capacity_) {
     size_t grown = capacity_ < 4096 ? 4096 : capacity_ * 2;
@@ -23,6 +23,7 @@ void BodyBuffer::append(const char* data, size_t len) {
   }
   std::memcpy(data_.get() + size_, data, len);
   size_ += len;
+  return len;
 }
 
 void BodyBuffer::clear(size_t keepCapacity) {

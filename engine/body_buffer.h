@@ -19,8 +19,8 @@ class BodyBuffer {
   BodyBuffer& operator=(BodyBuffer&&) noexcept = default;
 
   // Appends len bytes. Bytes already in place (data == tail(), written there by a read into
-  // the buffer) are only counted, not copied.
-  void append(const char* data, size_t len);
+  // the buffer) are only counted, not copied. Returns how many bytes were copied (0 or len).
+  size_t append(const char* data, size_t len);
   // Where the next byte goes; at least capacity() - size() writable bytes follow.
   char* tail() { return data_.get() + size_; }
   // Makes room for at least n bytes of content without further allocation.

@@ -193,7 +193,7 @@ int RequestParser::onBody(llhttp_t* p, const char* at, size_t len) {
     s->error_ = ParseError::kBodyTooLarge;
     return HPE_USER;
   }
-  s->body_.append(at, len);
+  s->copiedBodyBytes_ += s->body_.append(at, len);
   return 0;
 }
 

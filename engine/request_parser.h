@@ -66,6 +66,9 @@ class RequestParser {
   // Room for up to `n` (> 0, ≤ bodyRemaining()) more body bytes at the body's end: a read into it,
   // then feed() of exactly those bytes, frames them without copying. Returns the room's size.
   size_t bodyRoom(size_t n, char** at);
+  // Body bytes copied out of fed buffers so far (bytes read in place through bodyRoom() are
+  // not copied); cumulative over the parser's life.
+  uint64_t copiedBodyBytes() const { return copiedBodyBytes_; }
 
  private:
   static int onMessageBegin(llhttp_t* p);
@@ -93,6 +96,7 @@ class RequestParser {
   uint8_t fieldLen_ = 0;
   uint8_t method_ = 0;
   size_t headerBytes_ = 0;
+  uint64_t copiedBodyBytes_ = 0;
   std::string target_;
   char field_[7];      // first bytes of the current header name, case-folded
   std::string value_;  // current header value when the name matters
