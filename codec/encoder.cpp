@@ -43,7 +43,7 @@ thread_local std::vector<SortKey> tlsKeys;
 // cannot change during one encode call.
 class ReasonMemo {
  public:
-  void write(JsonWriter& w, std::string_view reason) {
+  void write(JsonWriter<Buffer>& w, std::string_view reason) {
     for (size_t i = 0; i < used_; ++i) {
       const Entry& e = entries_[i];
       if (e.data == reason.data() && e.size == reason.size()) {
@@ -71,7 +71,7 @@ class ReasonMemo {
   size_t next_ = 0;
 };
 
-void writeFailedEntry(JsonWriter& w, const FailedNode& f, bool namesEncoded, ReasonMemo& reasons) {
+void writeFailedEntry(JsonWriter<Buffer>& w, const FailedNode& f, bool namesEncoded, ReasonMemo& reasons) {
   if (namesEncoded) {
     w.raw(f.node);
   } else {
@@ -81,7 +81,7 @@ void writeFailedEntry(JsonWriter& w, const FailedNode& f, bool namesEncoded, Rea
   reasons.write(w, f.reason);
 }
 
-void writeFailedMap(JsonWriter& w, const std::vector<FailedNode>& v, bool sorted, bool namesEncoded) {
+void writeFailedMap(JsonWriter<Buffer>& w, const std::vector<FailedNode>& v, bool sorted, bool namesEncoded) {
   ReasonMemo reasons;
   w.ch('{');
   if (sorted) {
@@ -118,7 +118,7 @@ size_t estimateFilterSize(const FilterResult& r) {
 
 }  // namespace
 
-void encodeFilterResult(const FilterResult& r, std::string& out) {
+void encodeFilterResult(const FilterResult& r, Buffer& out) {
   JsonWriter w(out);
   if (!r.error.empty()) {
     w.raw(R"({"Nodes":null,"NodeNames":null,"FailedNodes":null,"FailedAndUnresolvableNodes":null,"Error":)");
@@ -156,7 +156,7 @@ void encodeFilterResult(const FilterResult& r, std::string& out) {
   w.ch('}');
 }
 
-void encodeHostPriorityList(std::span<const HostPriority> list, std::string& out, bool hostsEncoded) {
+void encodeHostPriorityList(std::span<const HostPriority> list, Buffer& out, bool hostsEncoded) {
   JsonWriter w(out);
   out.reserve(out.size() + 2 + list.size() * 40);
   w.ch('[');
@@ -178,7 +178,7 @@ void appendHostScorePrefix(std::string_view quotedHost, std::string& out) {
   out.append(R"({"Host":)").append(quotedHost).append(R"(,"Score":)");
 }
 
-void encodeHostScores(std::span<const std::string_view> prefixes, std::span<const int32_t> scores, std::string& out,
+void encodeHostScores(std::span<const std::string_view> prefixes, std::span<const int32_t> scores, Buffer& out,
                       bool padded) {
   // One size up front (a prefix, a comma, up to 11 score bytes and '}' per entry), then plain
   // pointer writes: the reply is ~130 KB at 2,000 scored nodes and scores are 0..10 on the
@@ -187,7 +187,7 @@ void encodeHostScores(std::span<const std::string_view> prefixes, std::span<cons
   size_t bound = 2 + kCopySlack;
   for (std::string_view p : prefixes) bound += p.size() + 13;
   const size_t start = out.size();
-  out.resize(start + bound);
+  out.resizeUninitialized(start + bound);
   char* p = out.data() + start;
   *p++ = '[';
   for (size_t i = 0; i < prefixes.size(); ++i) {
@@ -210,10 +210,10 @@ void encodeHostScores(std::span<const std::string_view> prefixes, std::span<cons
     *p++ = '}';
   }
   *p++ = ']';
-  out.resize(static_cast<size_t>(p - out.data()));
+  out.resizeUninitialized(static_cast<size_t>(p - out.data()));
 }
 
-void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& out) {
+void encodePreemptionResult(std::span<const NodeVictims> victims, Buffer& out) {
   JsonWriter w(out);
   sortedOrder(victims.size(), [&](size_t i) { return victims[i].node; }, tlsKeys);
   w.raw(R"({"NodeNameToMetaVictims":{)");
@@ -238,7 +238,7 @@ void encodePreemptionResult(std::span<const NodeVictims> victims, std::string& o
   w.raw("}}");
 }
 
-void encodeBindingResult(std::string_view error, std::string& out) {
+void encodeBindingResult(std::string_view error, Buffer& out) {
   JsonWriter w(out);
   w.raw(R"({"Error":)");
   w.string(error);

@@ -66,20 +66,23 @@ inline bool wordNeedsWork(uint64_t w) {
 
 }  // namespace
 
-void JsonWriter::grow(size_t n) {
+template <class Out>
+void JsonWriter<Out>::grow(size_t n) {
   // Use the capacity the caller reserved before doubling.
   size_t want = std::max(len_ + n, out_.capacity());
   if (want < out_.size() * 2) want = out_.size() * 2;
-  out_.resize(std::max<size_t>(want, 256));
+  setSize(out_, std::max<size_t>(want, 256));
 }
 
-void JsonWriter::int64(int64_t v) {
+template <class Out>
+void JsonWriter<Out>::int64(int64_t v) {
   char* p = reserve(24);
   auto r = std::to_chars(p, p + 24, v);
   len_ += static_cast<size_t>(r.ptr - p);
 }
 
-void JsonWriter::string(std::string_view s) {
+template <class Out>
+void JsonWriter<Out>::string(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
   for (uint64_t w; i + 8 <= n; i += 8) {
@@ -100,7 +103,8 @@ void JsonWriter::string(std::string_view s) {
   ch('"');
 }
 
-void JsonWriter::escapeSlow(std::string_view s, size_t i) {
+template <class Out>
+void JsonWriter<Out>::escapeSlow(std::string_view s, size_t i) {
   size_t start = 0;
   const size_t n = s.size();
   while (i < n) {
@@ -147,5 +151,8 @@ void JsonWriter::escapeSlow(std::string_view s, size_t i) {
   }
   raw(s.substr(start));
 }
+
+template class JsonWriter<std::string>;
+template class JsonWriter<Buffer>;
 
 }  // namespace fleetsched::codec

@@ -1,5 +1,5 @@
-// An append-only JSON writer into a caller-owned std::string, writing exactly the bytes Go's
-// encoding/json (json.Marshal, HTML escaping on) writes: compact, strings escaped like Go
+// An append-only JSON writer into a caller-owned std::string or codec::Buffer, writing exactly
+// the bytes Go's encoding/json (json.Marshal, HTML escaping on) writes: compact, strings escaped like Go
 // (\" \\ \b \f \n \r \t, other control bytes and < > & as \u00XX, U+2028/U+2029 as \u2028 /
 // \u2029, invalid UTF-8 bytes replaced by \ufffd), integers in plain decimal. The writer
 // does not track nesting; callers emit commas (the encoders are short and fixed-shape).
@@ -10,20 +10,24 @@
 #include <string>
 #include <string_view>
 
+#include "codec/buffer.h"
+
 namespace fleetsched::codec {
 
 //
-// For speed the writer grows the string ahead of what it has written and writes through a
-// pointer: the string holds exactly the output once the writer is destroyed or finish() has
-// been called (writing may continue after finish()).
+// For speed the writer grows its output ahead of what it has written and writes through a
+// pointer: the output holds exactly what was written once the writer is destroyed or finish()
+// has been called (writing may continue after finish()). Instantiated for std::string and
+// Buffer (replies: growing a Buffer does not zero-fill).
+template <class Out = std::string>
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : out_(out), len_(out.size()) {}
+  explicit JsonWriter(Out& out) : out_(out), len_(out.size()) {}
   ~JsonWriter() { finish(); }
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
-  void finish() { out_.resize(len_); }
+  void finish() { setSize(out_, len_); }
   // Bytes of out_ written so far (the caller's prefix included).
   size_t size() const { return len_; }
   // Appends a copy of n bytes already written at offset `from` (e.g. a string escaped earlier).
@@ -63,9 +67,14 @@ class JsonWriter {
   }
   void grow(size_t n);
   void escapeSlow(std::string_view s, size_t from);
+  static void setSize(std::string& s, size_t n) { s.resize(n); }
+  static void setSize(Buffer& b, size_t n) { b.resizeUninitialized(n); }
 
-  std::string& out_;
+  Out& out_;
   size_t len_;  // bytes written; out_.size() may be larger until finish()
 };
+
+extern template class JsonWriter<std::string>;
+extern template class JsonWriter<Buffer>;
 
 }  // namespace fleetsched::codec

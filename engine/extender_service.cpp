@@ -382,7 +382,7 @@ inline char* putSlack(char* p, std::string_view s) {
 
 }  // namespace
 
-void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd) {
+void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBegin, size_t& namesEnd) {
   // What codec::encodeFilterResult writes for NodeNames (a test holds them equal), straight
   // from the verdict codes: each distinct reason escaped once, the failed nodes walked in name
   // order, names and reasons copied in fixed-size blocks from padded tables into a buffer kept
@@ -435,7 +435,8 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
   const size_t maxName = std::max(names_.maxQuotedSize(), size_t{2});
   size_t len = out.size();
   auto room = [&](size_t n) -> char* {
-    if (out.size() - len < n + kCopySlack) out.resize(std::max(len + n + kCopySlack, out.size() + out.size() / 2));
+    if (out.size() - len < n + kCopySlack)
+      out.resizeUninitialized(std::max(len + n + kCopySlack, out.size() + out.size() / 2));
     return out.data() + len;
   };
   auto put = [&](std::string_view s) {  // the fixed parts
@@ -487,7 +488,7 @@ void ExtenderService::encodeNodeNamesFilter(std::string& out, size_t& namesBegin
     put("}");
   }
   put(R"(,"Error":""})");
-  out.resize(len);
+  out.resizeUninitialized(len);
 }
 
 void ExtenderService::primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList,

@@ -122,7 +122,7 @@ class ExtenderService : public BatchHandler {
   const std::vector<uint32_t>& rankPositions();
   // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
   // and the verdict codes; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
-  void encodeNodeNamesFilter(std::string& out, size_t& namesBegin, size_t& namesEnd);
+  void encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBegin, size_t& namesEnd);
   // Makes the nodes a NodeNames filter kept (passedIds_ and passedNodes_, reply order;
   // `quotedList` their JSON strings joined by commas, as the reply lists them) one of
   // prioritize's last lists, resolved at `snap`'s version; `body` is the filter request.

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "codec/buffer.h"
+
 namespace fleetsched::engine {
 
 enum class Verb : uint8_t { Filter, Prioritize, Preempt, Bind };
@@ -21,9 +23,9 @@ struct ExtenderRequest {
   // parse it in place.
   std::string_view body;
   // Response to fill: HTTP status (200 for every verb outcome, errors included, as
-  // kube-scheduler expects) and JSON body.
+  // kube-scheduler expects) and JSON body (a codec::Buffer: encoders grow it without zero-filling).
   int status = 200;
-  std::string response;
+  codec::Buffer response;
 
   // Answering later (bind waits for kube-apiserver): during handleBatch the handler sets
   // `deferred`, keeps the pointer, and later — on the reactor thread — fills status/response

@@ -126,7 +126,7 @@ struct Slot {
   bool keepAlive = true;
 
   void reset() {
-    if (req.response.capacity() > kRetainBytes) std::string().swap(req.response);
+    if (req.response.capacity() > kRetainBytes) req.response.release();
     req.response.clear();
     req.status = 200;
     req.body = {};
@@ -216,6 +216,7 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Slot>> orphans;
   std::atomic<size_t> deferredCount{0};  // waiting for complete(); read from any thread
   std::unique_ptr<char[]> readBuf{new char[kReadBufferBytes]};
+  std::string metricsText;  // /metrics rendered here, then copied into its slot
   uint64_t readNs = 0;
 
   // Metric handles: registered once, updated without lookups.
@@ -529,7 +530,9 @@ struct Server::Impl {
         return;
       case Router::Kind::kMetrics:
         requests[kRouteMetrics]->inc();
-        metrics.render(s.req.response);
+        metricsText.clear();
+        metrics.render(metricsText);  // appends
+        s.req.response = metricsText;
         s.contentType = Metrics::kContentType;
         return;
       case Router::Kind::kCustom: {

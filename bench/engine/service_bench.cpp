@@ -49,7 +49,7 @@ struct Fixture {
   std::vector<Body> prioritizes;  // empty body: the pod's filter kept one node or none
   size_t nodes = 0;
 
-  std::string call(Verb verb, const Body& body) {
+  codec::Buffer call(Verb verb, const Body& body) {
     ExtenderRequest req;
     req.verb = verb;
     req.body = body.view();
@@ -57,7 +57,7 @@ struct Fixture {
     service->handleBatch(batch);
     if (req.status != 200) {
       std::fprintf(stderr, "service_bench: %s answered %d: %s\n", std::string(verbName(verb)).c_str(), req.status,
-                   req.response.c_str());
+                   req.response.str().c_str());
       std::abort();
     }
     return std::move(req.response);
@@ -111,7 +111,7 @@ Fixture& fixture() {
       Body& filter = fx->filters.emplace_back();
       filter.set(std::string(fleet::kNodeNamesArgsHead) + pod + tail);
       size_t kept = 0;
-      const std::string reply = fx->call(Verb::Filter, filter);
+      const codec::Buffer reply = fx->call(Verb::Filter, filter);
       const std::string_view list = keptList(reply, kept);
       Body& prioritize = fx->prioritizes.emplace_back();
       if (kept > 1) {

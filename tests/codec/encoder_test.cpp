@@ -35,26 +35,26 @@ TEST(Encoder, FilterResultNodeNamesMatchesGo) {
                    {"gpu-a-1", kReasonTricky},
                    {"Gpu-Z", "zone"}};
   r.failedAndUnresolvableNodes = {{"cpu-1", "node(s) had no nvidia.com/gpu"}};
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, golden("filter_result_names.golden.json"));
+  EXPECT_EQ(out.view(), golden("filter_result_names.golden.json"));
 }
 
 TEST(Encoder, FilterResultEmptyIsAListNotNull) {
   FilterResult r;
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, golden("filter_result_empty.golden.json"));
-  EXPECT_NE(out.find(R"("NodeNames":[])"), std::string::npos);
+  EXPECT_EQ(out.view(), golden("filter_result_empty.golden.json"));
+  EXPECT_NE(out.view().find(R"("NodeNames":[])"), std::string::npos);
 }
 
 TEST(Encoder, FilterResultErrorIsGoZeroValue) {
   FilterResult r;
   r.nodeNames = {"ignored"};
   r.error = "decode: Pod: missing";
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, golden("filter_result_error.golden.json"));
+  EXPECT_EQ(out.view(), golden("filter_result_error.golden.json"));
 }
 
 TEST(Encoder, FilterResultNodesEchoesInputBytes) {
@@ -68,16 +68,16 @@ TEST(Encoder, FilterResultNodesEchoesInputBytes) {
   r.mode = NodesMode::Nodes;
   r.nodesRaw = {args.nodes[0].raw, args.nodes[2].raw};
   r.failedNodes = {{"gpu-b", "spot not tolerated"}};
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, golden("filter_result_nodes.golden.json"));
+  EXPECT_EQ(out.view(), golden("filter_result_nodes.golden.json"));
 
   FilterResult none;
   none.mode = NodesMode::Nodes;
   none.failedAndUnresolvableNodes = {{"gpu-b", "b"}, {"cpu-1", "c"}, {"gpu-a", "a"}};
   out.clear();
   encodeFilterResult(none, out);
-  EXPECT_EQ(out, golden("filter_result_nodes_empty.golden.json"));
+  EXPECT_EQ(out.view(), golden("filter_result_nodes_empty.golden.json"));
 }
 
 TEST(Encoder, NullInputNodeStaysValidJson) {
@@ -89,29 +89,29 @@ TEST(Encoder, NullInputNodeStaysValidJson) {
   FilterResult r;
   r.mode = NodesMode::Nodes;
   r.nodesRaw = {args.nodes[0].raw, args.nodes[1].raw};
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, R"({"Nodes":{"metadata":{},"items":[null,{"metadata":{"name":"a"}}]},"NodeNames":null,)"
+  EXPECT_EQ(out.view(), R"({"Nodes":{"metadata":{},"items":[null,{"metadata":{"name":"a"}}]},"NodeNames":null,)"
                  R"("FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
 }
 
 TEST(Encoder, DuplicateFailedNodeKeepsLastLikeAMapAssignment) {
   FilterResult r;
   r.failedNodes = {{"n1", "first"}, {"n0", "x"}, {"n1", "second"}};
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"n0":"x","n1":"second"},)"
+  EXPECT_EQ(out.view(), R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"n0":"x","n1":"second"},)"
                  R"("FailedAndUnresolvableNodes":{},"Error":""})");
 }
 
 TEST(Encoder, HostPriorityListMatchesGo) {
   const HostPriority list[] = {{"gpu-b", 10}, {"gpu-a", 3}, {"cpu-1", 0}};
-  std::string out;
+  Buffer out;
   encodeHostPriorityList(list, out);
-  EXPECT_EQ(out, golden("host_priority_list.golden.json"));
+  EXPECT_EQ(out.view(), golden("host_priority_list.golden.json"));
   out.clear();
   encodeHostPriorityList({}, out);
-  EXPECT_EQ(out, golden("host_priority_list_empty.golden.json"));
+  EXPECT_EQ(out.view(), golden("host_priority_list_empty.golden.json"));
 }
 
 std::string escaped(std::string_view s) {
@@ -138,9 +138,9 @@ TEST(Encoder, FilterResultSortedAndEncodedMatchesGo) {
                    {enc("gpu-a.x"), "x"},
                    {enc("gpu-b"), "only 1 free nvidia.com/gpu, need 4"}};
   r.failedAndUnresolvableNodes = {{enc("cpu-1"), "node(s) had no nvidia.com/gpu"}};
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, golden("filter_result_names.golden.json"));
+  EXPECT_EQ(out.view(), golden("filter_result_names.golden.json"));
 }
 
 // Reasons are escaped once per map and copied after: equal views, equal bytes at different
@@ -164,17 +164,17 @@ TEST(Encoder, RepeatedReasonsAreWrittenInFull) {
     want.append(escaped(names[i])).append(":").append(escaped(reason));
   }
   want += R"(},"FailedAndUnresolvableNodes":{},"Error":""})";
-  std::string out;
+  Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out, want);
+  EXPECT_EQ(out.view(), want);
 }
 
 TEST(Encoder, HostPriorityListWithEncodedHosts) {
   std::string a = escaped("gpu-a"), b = escaped("x<y");
   std::vector<HostPriority> list = {{a, 10}, {b, 0}};
-  std::string out;
+  Buffer out;
   encodeHostPriorityList(list, out, true);
-  EXPECT_EQ(out, R"([{"Host":"gpu-a","Score":10},{"Host":"x\u003cy","Score":0}])");
+  EXPECT_EQ(out.view(), R"([{"Host":"gpu-a","Score":10},{"Host":"x\u003cy","Score":0}])");
 }
 
 // Prefixes copied in fixed-size blocks (padded) or by length, short and long hosts, scores
@@ -199,24 +199,24 @@ TEST(Encoder, HostScoresFromPrefixesMatchTheListEncoder) {
     prefixes.push_back(std::string_view(table).substr(at[i], at[i + 1] - at[i]));
     list.push_back({quoted[i], scores[i]});
   }
-  std::string want, exact, padded = "keep:";
+  Buffer want, exact, padded = std::string_view("keep:");
   encodeHostPriorityList(list, want, true);
   encodeHostScores(prefixes, scores, exact);
   encodeHostScores(prefixes, scores, padded, true);
-  EXPECT_EQ(exact, want);
-  EXPECT_EQ(padded, "keep:" + want);
-  std::string empty;
+  EXPECT_EQ(exact.view(), want.view());
+  EXPECT_EQ(padded.view(), "keep:" + want.str());
+  Buffer empty;
   encodeHostScores({}, {}, empty, true);
-  EXPECT_EQ(empty, "[]");
+  EXPECT_EQ(empty.view(), "[]");
 }
 
 TEST(Encoder, BindingResultMatchesGo) {
-  std::string out;
+  Buffer out;
   encodeBindingResult("", out);
-  EXPECT_EQ(out, golden("binding_result_ok.golden.json"));
+  EXPECT_EQ(out.view(), golden("binding_result_ok.golden.json"));
   out.clear();
   encodeBindingResult("pod ml/train-llama-0 is already assigned to node \"gpu-a\"", out);
-  EXPECT_EQ(out, golden("binding_result_error.golden.json"));
+  EXPECT_EQ(out.view(), golden("binding_result_error.golden.json"));
 }
 
 TEST(Encoder, PreemptionResultMatchesGo) {
@@ -226,12 +226,12 @@ TEST(Encoder, PreemptionResultMatchesGo) {
   v[1].node = "gpu-a";
   v[1].uids = {"b0b0b0b0-0000-4000-8000-000000000002", "c1d2e3f4-0000-4000-8000-000000000001"};
   v[1].numPdbViolations = 1;
-  std::string out;
+  Buffer out;
   encodePreemptionResult(v, out);
-  EXPECT_EQ(out, golden("preemption_result.golden.json"));
+  EXPECT_EQ(out.view(), golden("preemption_result.golden.json"));
   out.clear();
   encodePreemptionResult({}, out);
-  EXPECT_EQ(out, golden("preemption_result_empty.golden.json"));
+  EXPECT_EQ(out.view(), golden("preemption_result_empty.golden.json"));
 }
 
 // Go's escaping rules one by one (the golden above covers them together).
@@ -294,6 +294,57 @@ TEST(JsonWriter, GrowsAndFinishesExactly) {
   }
   EXPECT_EQ(out.size(), 7 + 3889 + 1000 + 4u);
   EXPECT_EQ(out.substr(out.size() - 9), "-999,null");
+}
+
+// Replies are written into a Buffer, which grows without zero-filling: what was written must
+// survive every reallocation, and finish() must leave exactly the written bytes.
+TEST(JsonWriter, WritesIntoABufferExactly) {
+  Buffer out = std::string_view("prefix:");
+  std::string want = "prefix:";
+  {
+    JsonWriter w(out);
+    for (int i = 0; i < 3000; ++i) {
+      w.string("n<" + std::to_string(i));
+      w.ch(',');
+      want += "\"n\\u003c" + std::to_string(i) + "\",";
+    }
+  }
+  EXPECT_EQ(out.view(), want);
+  EXPECT_GE(out.capacity(), out.size());
+}
+
+TEST(Buffer, KeepsContentsAcrossGrowthAndCapacityAcrossClear) {
+  Buffer b;
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.view(), "");
+  b.append("abc");
+  b.append(2, 'x');
+  b.push_back('!');
+  EXPECT_EQ(b.view(), "abcxx!");
+  b.resizeUninitialized(100000);  // grows: the written prefix stays
+  EXPECT_EQ(b.view().substr(0, 6), "abcxx!");
+  b.resizeUninitialized(3);  // shrinks to a prefix
+  EXPECT_EQ(b.view(), "abc");
+  const size_t cap = b.capacity();
+  EXPECT_GE(cap, 100000u);
+  b.clear();
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.capacity(), cap);
+  b = std::string_view("again");
+  Buffer copy = b;
+  b.assign("changed");
+  EXPECT_EQ(copy.view(), "again");
+  EXPECT_EQ(b.view(), "changed");
+  EXPECT_EQ(b.find("ang"), 2u);
+  Buffer moved = std::move(b);  // the server passes reply buffers between requests
+  EXPECT_EQ(moved.view(), "changed");
+  EXPECT_EQ(b.capacity(), 0u);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_TRUE(b.empty());
+  b.append("reused");
+  EXPECT_EQ(b.view(), "reused");
+  b.release();
+  EXPECT_EQ(b.capacity(), 0u);
+  EXPECT_EQ(b.view(), "");
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ class ServiceTest : public ::testing::Test {
     req.body = std::string_view(padded.data(), body.size());
     ExtenderRequest* batch[] = {&req};
     service_.handleBatch(batch);
-    return {req.status, req.response};
+    return {req.status, req.response.str()};
   }
 
   cache::Cache cache_;
@@ -364,7 +364,7 @@ class FastPathTest : public ServiceTest {
     req.body = std::string_view(padded.data(), body.size());
     ExtenderRequest* batch[] = {&req};
     service.handleBatch(batch);
-    return {req.status, req.response};
+    return {req.status, req.response.str()};
   }
   void expectLikeFresh(const std::string& body, const std::string& step) {
     for (Verb verb : {Verb::Filter, Verb::Prioritize}) {
@@ -666,9 +666,9 @@ std::set<std::string> expectLikeGeneralEncoder(const std::string& reply, size_t 
     }
   }
   EXPECT_EQ(ref.nodeNames.size() + ref.failedNodes.size() + ref.failedAndUnresolvableNodes.size(), nodes);
-  std::string want;
+  codec::Buffer want;
   codec::encodeFilterResult(ref, want);
-  EXPECT_EQ(reply, want);
+  EXPECT_EQ(reply, want.view());
   return reasons;
 }
 
@@ -739,7 +739,7 @@ TEST_F(FastPathTest, PodsTheRowsCannotJudgeGetTheSameReply) {
   // not tolerated.
   EXPECT_NE(req.response.find(R"("NodeNames":["mig-1","mig-7","mig-10"])"), std::string::npos) << req.response;
   EXPECT_NE(req.response.find(R"("mig-4":)"), std::string::npos) << req.response;
-  const std::set<std::string> reasons = expectLikeGeneralEncoder(req.response, names.size());
+  const std::set<std::string> reasons = expectLikeGeneralEncoder(req.response.str(), names.size());
   EXPECT_GE(reasons.size(), 3u);
 }
 
@@ -778,9 +778,9 @@ TEST_F(FastPathTest, FailedMapsMatchTheGeneralEncoderForOddNames) {
     EXPECT_GE(list.size(), 3u) << key;
   }
   EXPECT_EQ(ref.nodeNames.size() + failed, 16u);  // 18 names, 2 repeats
-  std::string want;
+  codec::Buffer want;
   codec::encodeFilterResult(ref, want);
-  EXPECT_EQ(a.body, want);
+  EXPECT_EQ(a.body, want.view());
   expectLikeFresh(body, "odd names");
 }
 
