@@ -8,6 +8,7 @@
 #include "plugins/args_reader.h"
 #include "plugins/gpu_select.h"
 #include "plugins/node_columns.h"
+#include "plugins/reciprocal.h"
 #include "plugins/reason_cache.h"
 
 namespace fleetsched::plugins::gpu {
@@ -24,6 +25,14 @@ constexpr Status kBadPolicy{Code::UnschedulableAndUnresolvable,
 // (used + demand) × 100 stay below 2^31.
 constexpr int64_t kNarrowMemoryMiB = 20'000'000;
 constexpr int64_t kNarrowPodMilli = 20'000'000;
+
+// Per GPU count g: the reciprocal of 10·g, so util = min((used + demand) / (10·g), 100), which
+// is (used + demand) · 100 / (g · 1000) exactly.
+constexpr std::array<Reciprocal, 256> kUtilDivisors = [] {
+  std::array<Reciprocal, 256> t{};
+  for (uint32_t g = 1; g < 256; ++g) t[g] = Reciprocal(10 * g);
+  return t;
+}();
 
 enum ReasonKind : uint32_t { kNoGpu, kTooFew, kNotFree, kNotFreeShared, kNotFreeUnits, kModel, kMemory };
 
@@ -328,16 +337,18 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     // the cost of three 64-bit divisions per node.
     const bool narrowPod = c.perGpu && maxMem > 0 && maxMem <= kNarrowMemoryMiB && podMilli >= 0 &&
                            podMilli <= kNarrowPodMilli && mw <= kMaxNodeScore && pw <= kMaxNodeScore;
+    static_assert(kMaxNodeScore * 10 == kMilliPerGpu, "utilDivisors: (x·100)/(g·1000) = x/(10·g)");
+    const Reciprocal byMaxMem(narrowPod ? static_cast<uint32_t>(maxMem) : 1);
+    const Reciprocal byWsum(static_cast<uint32_t>(wsum));
     for (size_t i = 0; i < ids.size(); ++i) {
       const NodeColumns::Row& r = rows[ids[i]];
       if (narrowPod && r.gpuCount > 0 && r.gpuMemoryMiB >= 0 && !(r.flags & NodeColumns::kUsedClamped)) {
-        const uint32_t mem = static_cast<uint32_t>(r.gpuMemoryMiB) * kMaxNodeScore / static_cast<uint32_t>(maxMem);
-        const uint32_t cap = uint32_t{r.gpuCount} * kMilliPerGpu;
-        uint32_t util =
-            std::min<uint32_t>((r.usedMilli + static_cast<uint32_t>(podMilli)) * kMaxNodeScore / cap, kMaxNodeScore);
+        const uint32_t mem = byMaxMem.divide(static_cast<uint32_t>(r.gpuMemoryMiB) * kMaxNodeScore);
+        uint32_t util = std::min<uint32_t>(
+            kUtilDivisors[r.gpuCount].divide(r.usedMilli + static_cast<uint32_t>(podMilli)), kMaxNodeScore);
         if (spread) util = kMaxNodeScore - util;
-        out[i] = static_cast<int32_t>((static_cast<uint32_t>(mw) * mem + static_cast<uint32_t>(pw) * util) /
-                                      static_cast<uint32_t>(wsum));
+        out[i] = static_cast<int32_t>(
+            byWsum.divide(static_cast<uint32_t>(mw) * mem + static_cast<uint32_t>(pw) * util));
         continue;
       }
       const int64_t mem = maxMem > 0 ? int64_t{r.gpuMemoryMiB} * kMaxNodeScore / maxMem : 0;
