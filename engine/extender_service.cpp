@@ -739,25 +739,35 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   // its node's total and nothing for an unlisted node, so the totals are the same, and a reply
   // it decodes (and allocates for) per node is shorter by every node a pod cannot use well, and
   // by every name this cache does not know.
-  priorities_.clear();
-  prefixes_.clear();
-  kept_.clear();
   // Feasible positions ascend, so entries keep the request's order.
-  for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) {
-    const int32_t score = feasibleScores_[k];
-    if (score == 0) continue;
-    const uint32_t i = inputIndexFeasible_[k];
-    if (names) {
-      prefixes_.push_back(names_.hostScorePrefix(nodeIds_[i]));
-      kept_.push_back(score);
-    } else {
-      priorities_.push_back({nodes_[i]->name, score});
+  const size_t feasibleCount = inputIndexFeasible_.size();
+  size_t listed = 0;
+  if (names) {
+    // Every entry written, the count moved only past a score above 0: no branch per node on
+    // which nodes score. The arrays only grow, so nothing is re-initialised per request.
+    if (prefixes_.size() < feasibleCount) {
+      prefixes_.resize(feasibleCount);
+      kept_.resize(feasibleCount);
+    }
+    std::string_view* prefix = prefixes_.data();
+    int32_t* kept = kept_.data();
+    for (size_t k = 0; k < feasibleCount; ++k) {
+      const int32_t score = feasibleScores_[k];
+      prefix[listed] = names_.hostScorePrefix(nodeIds_[inputIndexFeasible_[k]]);
+      kept[listed] = score;
+      listed += score != 0;
+    }
+  } else {
+    priorities_.clear();
+    for (size_t k = 0; k < feasibleCount; ++k) {
+      if (feasibleScores_[k] != 0) priorities_.push_back({nodes_[inputIndexFeasible_[k]]->name, feasibleScores_[k]});
     }
   }
   const uint64_t decided = uv_hrtime();
 
   if (names) {
-    codec::encodeHostScores(prefixes_, kept_, req.response, /*padded=*/true);
+    codec::encodeHostScores(std::span(prefixes_).first(listed), std::span(kept_).first(listed), req.response,
+                            /*padded=*/true);
   } else {
     codec::encodeHostPriorityList(priorities_, req.response, false);
   }
