@@ -1290,15 +1290,19 @@ bool Decoder::decodeNode(std::string_view padded, Node& out) {
   return Finish{}(ok, d, error_, message_);
 }
 
-bool Decoder::decodeNodeList(std::string_view padded, NodeList& out) {
-  Impl& d = *impl_;
+namespace {
+
+// A list response (`kubectl get nodes -o json`, a LIST call): items decoded into reused slots
+// by `item`, and the list's resourceVersion and continue token.
+template <typename List, typename Reset, typename Item>
+bool decodeList(Decoder::Impl& d, std::string_view padded, List& out, Reset reset, Item item) {
   out.resourceVersion = out.continueToken = {};
   size_t used = 0;
   sj::object root;
   bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
     if (k == "items") {
       used = 0;
-      return d.elements(v, [&](size_t, sj::value& el) { return d.node(el, nextSlot(out.items, used, resetNode)); }) ||
+      return d.elements(v, [&](size_t, sj::value& el) { return item(el, nextSlot(out.items, used, reset)); }) ||
              d.at("items");
     }
     if (k == "metadata") {
@@ -1311,30 +1315,20 @@ bool Decoder::decodeNodeList(std::string_view padded, NodeList& out) {
     return true;
   }) && d.end();
   out.items.resize(used);
+  return ok;
+}
+
+}  // namespace
+
+bool Decoder::decodeNodeList(std::string_view padded, NodeList& out) {
+  Impl& d = *impl_;
+  const bool ok = decodeList(d, padded, out, resetNode, [&](sj::value& el, Node& n) { return d.node(el, n); });
   return Finish{}(ok, d, error_, message_);
 }
 
 bool Decoder::decodePodList(std::string_view padded, PodList& out) {
   Impl& d = *impl_;
-  out.resourceVersion = out.continueToken = {};
-  size_t used = 0;
-  sj::object root;
-  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
-    if (k == "items") {
-      used = 0;
-      return d.elements(v, [&](size_t, sj::value& el) { return d.pod(el, nextSlot(out.items, used, resetPod)); }) ||
-             d.at("items");
-    }
-    if (k == "metadata") {
-      return d.fields(v, [&](std::string_view k2, sj::value& v2) {
-        if (k2 == "resourceVersion") return d.str(v2, out.resourceVersion) || d.at(k2);
-        if (k2 == "continue") return d.str(v2, out.continueToken) || d.at(k2);
-        return true;
-      }) || d.at("metadata");
-    }
-    return true;
-  }) && d.end();
-  out.items.resize(used);
+  const bool ok = decodeList(d, padded, out, resetPod, [&](sj::value& el, Pod& p) { return d.pod(el, p); });
   return Finish{}(ok, d, error_, message_);
 }
 
