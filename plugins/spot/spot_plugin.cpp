@@ -49,9 +49,11 @@ class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer
         if (v == kColumnPass) verdict[i] = kColumnUndecided;
         continue;
       }
-      // Which nodes are spot is data, not a pattern: select, don't branch.
-      const bool spot = rows[id].capacityType == CapacityType::Spot;
-      verdict[i] = (v == kColumnPass && spot) ? notTolerant : v;
+      // Which nodes are spot is data, not a pattern: select with masks. (Written as a ?: select,
+      // GCC branched on the capacity type and mispredicted on half the fleet.)
+      const auto spot = static_cast<uint8_t>(-static_cast<int>(rows[id].capacityType == CapacityType::Spot));
+      const auto pass = static_cast<uint8_t>(-static_cast<int>(v == kColumnPass));
+      verdict[i] = static_cast<uint8_t>(v ^ ((v ^ notTolerant) & spot & pass));
     }
     return true;
   }
