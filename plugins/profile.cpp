@@ -242,8 +242,26 @@ __extension__ typedef __int128 Wide;  // 10 × a range near INT64_MAX
 void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_t> out) {
   assert(out.size() == totals.size());
   if (totals.empty()) return;
-  const auto [lo, hi] = std::minmax_element(totals.begin(), totals.end());
-  const int64_t min = *lo, max = *hi, range = max - min;
+  // Min and max in four independent lanes: std::minmax_element branched per element on data,
+  // and a single cmov chain waits on itself every element (64-bit lanes: no SIMD min/max in
+  // the baseline x86-64 this builds for).
+  const size_t count = totals.size();
+  int64_t lo[4], hi[4];
+  for (size_t j = 0; j < 4; ++j) lo[j] = hi[j] = totals[0];
+  size_t at = 0;
+  for (; at + 4 <= count; at += 4) {
+    for (size_t j = 0; j < 4; ++j) {
+      lo[j] = std::min(lo[j], totals[at + j]);
+      hi[j] = std::max(hi[j], totals[at + j]);
+    }
+  }
+  for (; at < count; ++at) {
+    lo[0] = std::min(lo[0], totals[at]);
+    hi[0] = std::max(hi[0], totals[at]);
+  }
+  const int64_t min = std::min(std::min(lo[0], lo[1]), std::min(lo[2], lo[3]));
+  const int64_t max = std::max(std::max(hi[0], hi[1]), std::max(hi[2], hi[3]));
+  const int64_t range = max - min;
   constexpr int64_t kSteps = kMaxExtenderScore;
   if (range == 0) {
     std::fill(out.begin(), out.end(), kMaxExtenderScore);

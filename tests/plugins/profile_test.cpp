@@ -210,6 +210,27 @@ TEST(Profile, ExtenderScoresAreTheFlooredShareOfTheRange) {
   }
 }
 
+TEST(Profile, ExtenderScoresFindTheExtremesAnywhere) {
+  // The lowest total scores 0 and the highest 10 wherever they sit: every position of a list
+  // of each length up to 11, so every lane of the min/max scan and its tail.
+  for (size_t n = 2; n <= 11; ++n) {
+    for (size_t lowAt = 0; lowAt < n; ++lowAt) {
+      for (size_t highAt = 0; highAt < n; ++highAt) {
+        if (lowAt == highAt) continue;
+        std::vector<int64_t> totals(n, 500);
+        totals[lowAt] = -7;
+        totals[highAt] = 1003;
+        std::vector<int32_t> out(n);
+        Profile::toExtenderScores(totals, out);
+        for (size_t i = 0; i < n; ++i) {
+          const int32_t want = i == lowAt ? 0 : i == highAt ? kMaxExtenderScore : 5;  // ⌊507·10/1010⌋
+          ASSERT_EQ(out[i], want) << "n " << n << " low " << lowAt << " high " << highAt << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Profile, DefaultProfilePlacesATwoGpuPodOnTheBusiestFittingOnDemandNode) {
   Config config = defaultConfig();
   const Profile& profile = config.profiles()[0];
