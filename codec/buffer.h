@@ -75,6 +75,7 @@ class Buffer {
     if (!s.empty()) std::memcpy(data_.get() + at, s.data(), s.size());
   }
   void append(size_t n, char c) {
+    if (n == 0) return;  // an empty Buffer has no allocation: memset must not see its null
     const size_t at = size_;
     resizeUninitialized(at + n);
     std::memset(data_.get() + at, c, n);

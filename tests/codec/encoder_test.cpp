@@ -317,6 +317,9 @@ TEST(Buffer, KeepsContentsAcrossGrowthAndCapacityAcrossClear) {
   Buffer b;
   EXPECT_TRUE(b.empty());
   EXPECT_EQ(b.view(), "");
+  b.append(std::string_view());  // nothing, before any allocation (UBSan checks the calls)
+  b.append(0, 'x');
+  EXPECT_TRUE(b.empty());
   b.append("abc");
   b.append(2, 'x');
   b.push_back('!');
