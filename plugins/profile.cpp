@@ -245,17 +245,17 @@ void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_
   // Min and max in four independent lanes: std::minmax_element branched per element on data,
   // and a single cmov chain waits on itself every element (64-bit lanes: no SIMD min/max in
   // the baseline x86-64 this builds for).
-  const size_t count = totals.size();
+  const size_t n = totals.size();
   int64_t lo[4], hi[4];
   for (size_t j = 0; j < 4; ++j) lo[j] = hi[j] = totals[0];
   size_t at = 0;
-  for (; at + 4 <= count; at += 4) {
+  for (; at + 4 <= n; at += 4) {
     for (size_t j = 0; j < 4; ++j) {
       lo[j] = std::min(lo[j], totals[at + j]);
       hi[j] = std::max(hi[j], totals[at + j]);
     }
   }
-  for (; at < count; ++at) {
+  for (; at < n; ++at) {
     lo[0] = std::min(lo[0], totals[at]);
     hi[0] = std::max(hi[0], totals[at]);
   }
@@ -273,7 +273,6 @@ void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_
   // 0..100 scores: it does).
   int64_t step[kSteps];
   for (int64_t k = 1; k <= kSteps; ++k) step[k - 1] = static_cast<int64_t>((Wide{k} * range + kSteps - 1) / kSteps);
-  const size_t n = totals.size();
   const int64_t* t = totals.data();
   int32_t* o = out.data();
   if (range <= INT32_MAX) {

@@ -337,7 +337,7 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     // the cost of three 64-bit divisions per node.
     const bool narrowPod = c.perGpu && maxMem > 0 && maxMem <= kNarrowMemoryMiB && podMilli >= 0 &&
                            podMilli <= kNarrowPodMilli && mw <= kMaxNodeScore && pw <= kMaxNodeScore;
-    static_assert(kMaxNodeScore * 10 == kMilliPerGpu, "utilDivisors: (x·100)/(g·1000) = x/(10·g)");
+    static_assert(kMaxNodeScore * 10 == kMilliPerGpu, "kUtilDivisors: (x·100)/(g·1000) = x/(10·g)");
     const Reciprocal byMaxMem(narrowPod ? static_cast<uint32_t>(maxMem) : 1);
     const Reciprocal byWsum(static_cast<uint32_t>(wsum));
     for (size_t i = 0; i < ids.size(); ++i) {
