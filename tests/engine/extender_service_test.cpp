@@ -617,6 +617,82 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   EXPECT_EQ(trusted.value() - before, 2u);
 }
 
+// Behind the reactor (ExtenderRequest::reportsResponseDone) a filter reply's kept list is not
+// copied: the memo points into the reply and takes its buffer once the reactor is done with it.
+// Whatever the reactor then writes into the buffer it gets back, and however many filters run
+// before their replies are handed back, prioritize finds each pod's list intact.
+TEST_F(FastPathTest, FilterRepliesHandedBackByTheReactorStayPrioritizesLists) {
+  auto f = makeFleet(300, 200);
+  std::vector<std::string> names = loadFleet(*f);
+  bench::fleet::PodOptions po;
+  po.pods = 12;
+  po.seed = 5;
+  bench::fleet::PodGenerator pods(po);
+  Counter& trusted = metrics_.counter("prioritize_lists_trusted_total", "");
+  simdjson::dom::parser parser;
+  struct Pending {
+    std::string filterBody;  // padded
+    std::unique_ptr<ExtenderRequest> req;
+  };
+  auto startFilter = [&](size_t pod) {
+    Pending p;
+    bench::fleet::appendNodeNamesArgs(p.filterBody, pods.podWire(pod), names);
+    const size_t size = p.filterBody.size();
+    p.filterBody.append(kBodyPadding, '\0');
+    p.req = std::make_unique<ExtenderRequest>();
+    p.req->verb = Verb::Filter;
+    p.req->body = std::string_view(p.filterBody.data(), size);
+    p.req->reportsResponseDone = true;
+    ExtenderRequest* batch[] = {p.req.get()};
+    service_.handleBatch(batch);
+    return p;
+  };
+  auto prioritizeBody = [&](size_t pod, std::string_view filterReply) {
+    std::vector<std::string> kept;
+    for (auto n : parser.parse(std::string(filterReply))["NodeNames"].get_array()) {
+      kept.emplace_back(n.get_string().value());
+    }
+    std::string body;
+    bench::fleet::appendNodeNamesArgs(body, pods.podWire(pod), kept);
+    return body;
+  };
+  auto handBack = [&](Pending& p) {
+    service_.responseDone(*p.req);
+    // The reactor reuses what it got back for its next answer.
+    p.req->response.clear();
+    p.req->response.append(4096, 'x');
+  };
+
+  // Handed back before prioritize, then the request is freed.
+  {
+    Pending p = startFilter(0);
+    ASSERT_EQ(p.req->status, 200);
+    const std::string reply = p.req->response.str();
+    handBack(p);
+    p.req.reset();
+    const std::string body = prioritizeBody(0, reply);
+    const uint64_t before = trusted.value();
+    EXPECT_EQ(call(Verb::Prioritize, body).body, fresh(Verb::Prioritize, body).body);
+    EXPECT_EQ(trusted.value() - before, 1u);
+  }
+  // Pods in flight: twelve filters (more than the memos) before any reply is handed back;
+  // prioritize after the hand-back finds the last eight, whose answers stay right.
+  std::vector<Pending> inFlight;
+  std::vector<std::string> bodies;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    inFlight.push_back(startFilter(i));
+    ASSERT_EQ(inFlight.back().req->status, 200);
+    bodies.push_back(prioritizeBody(i, inFlight.back().req->response));
+  }
+  for (Pending& p : inFlight) handBack(p);
+  inFlight.clear();
+  const uint64_t before = trusted.value();
+  for (size_t i = 0; i < pods.size(); ++i) {
+    EXPECT_EQ(call(Verb::Prioritize, bodies[i]).body, fresh(Verb::Prioritize, bodies[i]).body) << "pod " << i;
+  }
+  EXPECT_GE(trusted.value() - before, 8u);
+}
+
 // The node columns follow pod events chunk by chunk: after each event the answers equal a
 // fresh service's, whose columns are built from scratch, for nodes in changed chunks and not.
 TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
