@@ -217,12 +217,25 @@ std::unique_ptr<FleetFiles> makeFleet(size_t nodes, size_t boundPods) {
   return f;
 }
 
+// The generated pod mix of `count` pods drawn from `seed`.
+bench::fleet::PodGenerator podMix(size_t count, uint64_t seed) {
+  bench::fleet::PodOptions po;
+  po.pods = count;
+  po.seed = seed;
+  return bench::fleet::PodGenerator(po);
+}
+
+// The NodeNames a filter reply kept, in reply order.
+std::vector<std::string> keptNames(std::string_view filterReply) {
+  simdjson::dom::parser parser;
+  std::vector<std::string> kept;
+  for (auto n : parser.parse(std::string(filterReply))["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+  return kept;
+}
+
 // A pending 2-GPU pod that does not tolerate spot.
 std::string twoGpuPod() {
-  bench::fleet::PodOptions po;
-  po.pods = 200;
-  po.seed = 99;
-  bench::fleet::PodGenerator pods(po);
+  bench::fleet::PodGenerator pods = podMix(200, 99);
   for (size_t i = 0; i < pods.size(); ++i) {
     const auto& s = pods.summary(i);
     if (s.kind == bench::fleet::PodKind::kGpu2 && !s.spotTolerant) return pods.podWire(i);
@@ -418,9 +431,7 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
   EXPECT_EQ(reused.value(), 2u);
   // As kube-scheduler calls them: filter with every candidate, prioritize with what it kept.
   Answer filtered = call(Verb::Filter, body);
-  simdjson::dom::parser parser;
-  std::vector<std::string> kept;
-  for (auto n : parser.parse(filtered.body)["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+  const std::vector<std::string> kept = keptNames(filtered.body);
   ASSERT_GE(kept.size(), 1u);
   const std::string fewer = gpu2Body(kept);
   for (int i = 0; i < 2; ++i) {
@@ -475,10 +486,7 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
 TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
   auto f = makeFleet(300, 200);
   std::vector<std::string> names = loadFleet(*f);
-  bench::fleet::PodOptions po;
-  po.pods = 40;
-  po.seed = 7;
-  bench::fleet::PodGenerator pods(po);
+  bench::fleet::PodGenerator pods = podMix(40, 7);
   // One pod of each kind and spot tolerance first (they keep different nodes), then the rest.
   std::vector<size_t> order;
   std::set<std::pair<int, bool>> kinds;
@@ -490,7 +498,6 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
     if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
   }
   Counter& reused = metrics_.counter("node_names_reused_total", "");
-  simdjson::dom::parser parser;
   for (size_t inFlight : {size_t{4}, size_t{12}}) {
     std::vector<std::string> prioritizeBodies;
     std::set<std::string> distinct;
@@ -499,8 +506,7 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
       bench::fleet::appendNodeNamesArgs(body, pods.podWire(order[i]), names);
       Answer filtered = call(Verb::Filter, body);
       ASSERT_EQ(filtered.status, 200);
-      std::vector<std::string> kept;
-      for (auto n : parser.parse(filtered.body)["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+      const std::vector<std::string> kept = keptNames(filtered.body);
       std::string next;
       bench::fleet::appendNodeNamesArgs(next, pods.podWire(order[i]), kept);
       prioritizeBodies.push_back(next);
@@ -526,24 +532,19 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
 TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   auto f = makeFleet(300, 200);
   std::vector<std::string> names = loadFleet(*f);
-  bench::fleet::PodOptions po;
-  po.pods = 200;
-  po.seed = 99;
-  bench::fleet::PodGenerator pods(po);
+  bench::fleet::PodGenerator pods = podMix(200, 99);
   std::string eightGpus;
   for (size_t i = 0; i < pods.size() && eightGpus.empty(); ++i) {
     if (pods.summary(i).kind == bench::fleet::PodKind::kGpu8) eightGpus = pods.podWire(i);
   }
   ASSERT_FALSE(eightGpus.empty());
   Counter& trusted = metrics_.counter("prioritize_lists_trusted_total", "");
-  simdjson::dom::parser parser;
   // The filter for the 2-GPU pod, and the prioritize body of what it kept.
   auto filterTwoGpus = [&](std::vector<std::string>& kept) {
     std::string body;
     bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
     Answer a = call(Verb::Filter, body);
-    kept.clear();
-    for (auto n : parser.parse(a.body)["NodeNames"].get_array()) kept.emplace_back(n.get_string().value());
+    kept = keptNames(a.body);
     std::string next;
     bench::fleet::appendNodeNamesArgs(next, twoGpuPod(), kept);
     return next;
@@ -604,9 +605,7 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
   for (int t = 0; t < 2; ++t) {
     std::string filterBody;
     bench::fleet::appendNodeNamesArgs(filterBody, twins[t], names);
-    for (auto n : parser.parse(call(Verb::Filter, filterBody).body)["NodeNames"].get_array()) {
-      lists[t].emplace_back(n.get_string().value());
-    }
+    lists[t] = keptNames(call(Verb::Filter, filterBody).body);
     bench::fleet::appendNodeNamesArgs(prioritizeBodies[t], twins[t], lists[t]);
   }
   ASSERT_EQ(lists[0], lists[1]);
@@ -624,12 +623,8 @@ TEST_F(FastPathTest, PrioritizeTrustsOnlyItsOwnPodsFilterAtTheSameVersion) {
 TEST_F(FastPathTest, FilterRepliesHandedBackByTheReactorStayPrioritizesLists) {
   auto f = makeFleet(300, 200);
   std::vector<std::string> names = loadFleet(*f);
-  bench::fleet::PodOptions po;
-  po.pods = 12;
-  po.seed = 5;
-  bench::fleet::PodGenerator pods(po);
+  bench::fleet::PodGenerator pods = podMix(12, 5);
   Counter& trusted = metrics_.counter("prioritize_lists_trusted_total", "");
-  simdjson::dom::parser parser;
   struct Pending {
     std::string filterBody;  // padded
     std::unique_ptr<ExtenderRequest> req;
@@ -648,12 +643,8 @@ TEST_F(FastPathTest, FilterRepliesHandedBackByTheReactorStayPrioritizesLists) {
     return p;
   };
   auto prioritizeBody = [&](size_t pod, std::string_view filterReply) {
-    std::vector<std::string> kept;
-    for (auto n : parser.parse(std::string(filterReply))["NodeNames"].get_array()) {
-      kept.emplace_back(n.get_string().value());
-    }
     std::string body;
-    bench::fleet::appendNodeNamesArgs(body, pods.podWire(pod), kept);
+    bench::fleet::appendNodeNamesArgs(body, pods.podWire(pod), keptNames(filterReply));
     return body;
   };
   auto handBack = [&](Pending& p) {
