@@ -40,6 +40,11 @@ if [ "${FLEETSCHED_SKIP_BENCH:-0}" != 1 ]; then
   # numbers are not asserted here (this machine is shared and noisy).
   step "small benchmark comparison"
   bench/compare.sh --small --build build --out build/compare-small
+  if [ "$(nproc)" -ge 2 ]; then
+    step "small transport floor run"
+    build/cmd/fleetsched/fleetsched gen-fleet -q -o build/floor-small -n 500 -p 64
+    python3 bench/transport_floor.py --corpus build/floor-small --build build --rounds 1 --duration 2
+  fi
 fi
 
 if [ "${FLEETSCHED_SKIP_DEPLOY:-0}" != 1 ]; then

@@ -1,9 +1,15 @@
 // fleetsched-null-extender: an HTTP/1.1 server on one libuv loop that reads each request fully
-// and answers a constant empty extender reply. It measures the load generator's own ceiling
-// (any real extender must be compared against what the harness can drive at all) and checks
-// the harness end to end without a real scheduler.
+// and answers a constant extender reply. It measures the load generator's own ceiling (any real
+// extender must be compared against what the harness can drive at all) and checks the harness
+// end to end without a real scheduler.
 //
-//   fleetsched-null-extender [HOST:PORT]   (default 127.0.0.1:18999)
+// By default the replies are empty. Given replies recorded from a real extender, it sends those
+// bytes for every request instead: pinned to the server's core, that is the transport floor, the
+// core time a pod costs in the kernel and the reactor before any scheduling work is done.
+//
+//   fleetsched-null-extender [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]
+//   (default 127.0.0.1:18999)
+#include <arpa/inet.h>
 #include <llhttp.h>
 #include <uv.h>
 
@@ -11,16 +17,35 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
 namespace {
 
-constexpr std::string_view kFilterReply =
-    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 89\r\n\r\n"
-    R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})";
-constexpr std::string_view kOtherReply =
-    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]";
+std::string httpReply(std::string_view body) {
+  std::string r = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ";
+  r += std::to_string(body.size());
+  r += "\r\n\r\n";
+  r += body;
+  return r;
+}
+
+// Whole responses, status line to body; written as they are for every request.
+std::string filterReply =
+    httpReply(R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
+std::string prioritizeReply = httpReply("[]");
+const std::string otherReply = httpReply("[]");
+
+bool readReply(const char* path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return false;
+  if (body.empty()) return false;
+  out = httpReply(body);
+  return true;
+}
 
 struct Client {
   uv_tcp_t tcp;
@@ -35,10 +60,12 @@ void onClose(uv_handle_t* h) { delete static_cast<Client*>(h->data); }
 
 int onMessageComplete(llhttp_t* p) {
   auto* c = static_cast<Client*>(p->data);
-  std::string_view reply = c->url.ends_with("/filter") ? kFilterReply : kOtherReply;
+  const std::string& reply = c->url.ends_with("/filter")       ? filterReply
+                             : c->url.ends_with("/prioritize") ? prioritizeReply
+                                                               : otherReply;
   c->url.clear();
   uv_buf_t b = uv_buf_init(const_cast<char*>(reply.data()), static_cast<unsigned>(reply.size()));
-  // Replies are tiny: try_write nearly always takes them whole; fall back to a queued write.
+  // Write now what the socket takes; queue the rest (the replies live as long as the process).
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1);
   if (n < 0) n = 0;
   if (static_cast<size_t>(n) < reply.size()) {
@@ -52,10 +79,26 @@ int onMessageComplete(llhttp_t* p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string listen = argc > 1 ? argv[1] : "127.0.0.1:18999";
+  std::string listen = "127.0.0.1:18999";
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    std::string* reply = a == "--filter-reply" ? &filterReply : a == "--prioritize-reply" ? &prioritizeReply : nullptr;
+    if (reply != nullptr) {
+      if (i + 1 == argc || !readReply(argv[i + 1], *reply)) {
+        std::fprintf(stderr, "null-extender: %s needs a readable, non-empty file\n", argv[i]);
+        return 2;
+      }
+      ++i;
+    } else if (!a.starts_with("-")) {
+      listen = a;
+    } else {
+      std::fprintf(stderr, "usage: %s [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]\n", argv[0]);
+      return 2;
+    }
+  }
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
-    std::fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]\n", argv[0]);
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
@@ -104,6 +147,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   // /healthz is answered like any other path ("[]"), which is all compare.sh's probe needs.
-  std::fprintf(stderr, "null-extender: listening on %s\n", listen.c_str());
+  // The bound port, for port 0.
+  sockaddr_in bound{};
+  int len = sizeof bound;
+  uv_tcp_getsockname(&server, reinterpret_cast<sockaddr*>(&bound), &len);
+  std::fprintf(stderr, "null-extender: listening on %s:%d\n", listen.substr(0, colon).c_str(), ntohs(bound.sin_port));
   return uv_run(loop, UV_RUN_DEFAULT);
 }
