@@ -13,6 +13,9 @@ constexpr size_t kMaxValueMatch = 32;
 // A declared Content-Length is pre-reserved up to this size; past it the buffer grows as bytes
 // arrive, so a client cannot make us allocate memory it never sends.
 constexpr size_t kMaxBodyPrealloc = 4u << 20;
+// A body that gets a buffer of its own gets this much more room, so the next request's head and
+// a body of the same size fit in it together (headRoom()).
+constexpr size_t kHeadSlack = 4096;
 
 RequestParser* self(llhttp_t* p) { return static_cast<RequestParser*>(p->data); }
 
@@ -49,8 +52,24 @@ void RequestParser::reset() {
   phase_ = Phase::kIdle;
   error_ = ParseError::kNone;
   pausedFor_ = Status::kNeedMore;
+  sealPending_ = false;
+  unsealed_ = false;
   target_.clear();
   body_.clear();
+  retired_ = BodyBuffer();
+}
+
+size_t RequestParser::headRoom(size_t n, char** at) {
+  retired_ = BodyBuffer();
+  body_.clear();
+  body_.reserve(std::max(n, body_.capacity()));
+  *at = body_.allocation();
+  return body_.capacity();
+}
+
+void RequestParser::sealBody() {
+  body_.seal();
+  unsealed_ = false;
 }
 
 const char* RequestParser::errorReason() const {
@@ -70,6 +89,7 @@ const char* RequestParser::errorReason() const {
 
 RequestParser::Result RequestParser::feed(const char* data, size_t len) {
   if (error_ != ParseError::kNone) return {Status::kError, 0};
+  feedBegin_ = data;
   size_t done = 0;
   while (done < len) {
     llhttp_errno_t err = llhttp_execute(&parser_, data + done, len - done);
@@ -83,6 +103,15 @@ RequestParser::Result RequestParser::feed(const char* data, size_t len) {
     llhttp_resume(&parser_);
     Status s = pausedFor_;
     pausedFor_ = Status::kNeedMore;
+    if (sealPending_) {
+      sealPending_ = false;
+      // Padding a body read in place would overwrite the bytes after it: the caller takes them
+      // first (bodyUnsealed()).
+      if (done < len && body_.holds(data + done))
+        unsealed_ = true;
+      else
+        body_.seal();
+    }
     // 100-continue only matters if the client is actually waiting for it.
     if (s == Status::kExpectContinue && done < len) continue;
     return {s, done};
@@ -155,12 +184,15 @@ int RequestParser::onHeadersComplete(llhttp_t* p) {
   // Upgrades are not served: answer the request, then close instead of switching protocols.
   s->keepAlive_ = llhttp_should_keep_alive(p) != 0 && !p->upgrade;
   if (p->http_major != 1) return -1;
-  if (p->flags & F_CONTENT_LENGTH) {
+  s->declared_ = kUnknownLength;
+  if ((p->flags & F_CONTENT_LENGTH) && !(p->flags & F_CHUNKED)) {
     if (p->content_length > s->limits_.maxBodyBytes) {
       s->error_ = ParseError::kBodyTooLarge;
       return -1;
     }
-    s->body_.reserve(std::min<uint64_t>(p->content_length, kMaxBodyPrealloc));
+    s->declared_ = p->content_length;
+    // Not while the bytes being framed sit in the body buffer: onBody() decides there.
+    if (!s->body_.holds(s->feedBegin_)) s->body_.reserve(std::min<uint64_t>(p->content_length, kMaxBodyPrealloc));
   }
   s->phase_ = Phase::kBody;
   if (s->expectContinue_) {
@@ -193,13 +225,28 @@ int RequestParser::onBody(llhttp_t* p, const char* at, size_t len) {
     s->error_ = ParseError::kBodyTooLarge;
     return HPE_USER;
   }
-  s->copiedBodyBytes_ += s->body_.append(at, len);
+  BodyBuffer& b = s->body_;
+  if (b.size() == 0 && at != b.tail() && b.holds(at)) {
+    // The head and the start of the body were read into the body buffer (headRoom()): a
+    // declared body with room after the head stays there.
+    const uint64_t room = static_cast<uint64_t>(b.allocation() + b.allocated() - at);
+    if (s->declared_ != kUnknownLength && s->declared_ <= room && b.adopt(at)) {
+      b.append(at, len);  // in place
+      return 0;
+    }
+    // No room (or a chunked body): the body gets a buffer of its own. This one stays alive, as
+    // the rest of the feed still points into it.
+    s->retired_ = std::move(b);
+    if (s->declared_ != kUnknownLength)
+      b.reserve(std::min<uint64_t>(s->declared_, kMaxBodyPrealloc) + kHeadSlack);
+  }
+  s->copiedBodyBytes_ += b.append(at, len);
   return 0;
 }
 
 int RequestParser::onMessageComplete(llhttp_t* p) {
   RequestParser* s = self(p);
-  s->body_.seal();
+  s->sealPending_ = true;  // feed() pads the body
   s->phase_ = Phase::kIdle;
   s->pausedFor_ = Status::kComplete;
   return HPE_PAUSED;

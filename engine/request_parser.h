@@ -66,8 +66,18 @@ class RequestParser {
   // Room for up to `n` (> 0, ≤ bodyRemaining()) more body bytes at the body's end: a read into it,
   // then feed() of exactly those bytes, frames them without copying. Returns the room's size.
   size_t bodyRoom(size_t n, char** at);
-  // Body bytes copied out of fed buffers so far (bytes read in place through bodyRoom() are
-  // not copied); cumulative over the parser's life.
+  // Between requests (phase() == kIdle): room for the next read at the start of the body
+  // buffer, at least `n` bytes and all the room the buffer already has. A read into it, then
+  // feed() of exactly those bytes, frames the request there: a Content-Length body that fits
+  // stays where it landed, after the head, and is not copied. Returns the room's size.
+  size_t headRoom(size_t n, char** at);
+  // After a kComplete from a feed of bytes read into headRoom() that went on past the request
+  // (a pipelined request followed it), the body is not yet padded, because padding it would
+  // overwrite those bytes: take them (the fed range after `consumed`) first, then sealBody().
+  bool bodyUnsealed() const { return unsealed_; }
+  void sealBody();
+  // Body bytes copied out of fed buffers so far (bytes read in place through bodyRoom() or
+  // headRoom() are not copied); cumulative over the parser's life.
   uint64_t copiedBodyBytes() const { return copiedBodyBytes_; }
 
  private:
@@ -89,6 +99,8 @@ class RequestParser {
   Phase phase_ = Phase::kIdle;
   ParseError error_ = ParseError::kNone;
   Status pausedFor_ = Status::kNeedMore;
+  bool sealPending_ = false;  // the message completed; feed() pads its body once it knows the rest
+  bool unsealed_ = false;
   bool keepAlive_ = true;
   bool http10_ = false;
   bool expectContinue_ = false;
@@ -97,10 +109,16 @@ class RequestParser {
   uint8_t method_ = 0;
   size_t headerBytes_ = 0;
   uint64_t copiedBodyBytes_ = 0;
+  uint64_t declared_ = 0;  // Content-Length of the request being received; kUnknownLength if none
+  static constexpr uint64_t kUnknownLength = UINT64_MAX;
+  const char* feedBegin_ = nullptr;  // the first byte of the feed() in progress
   std::string target_;
   char field_[7];      // first bytes of the current header name, case-folded
   std::string value_;  // current header value when the name matters
   BodyBuffer body_;
+  // A body buffer holding fed bytes whose request's body did not fit after its head: kept
+  // until the next headRoom() (the caller may still be framing its last bytes).
+  BodyBuffer retired_;
 };
 
 }  // namespace fleetsched::engine
