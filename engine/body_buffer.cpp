@@ -6,12 +6,6 @@ namespace fleetsched::engine {
 
 void BodyBuffer::reserve(size_t n) {
   if (n <= capacity_) return;
-  if (begin_ > 0 && n <= begin_ + capacity_) {  // room enough if the contents move to the front
-    std::memmove(data_.get(), data(), size_);
-    capacity_ += begin_;
-    begin_ = 0;
-    return;
-  }
   std::unique_ptr<char[]> bigger(new char[n + kBodyPadding]);
   if (size_ > 0) std::memcpy(bigger.get(), data(), size_);
   data_ = std::move(bigger);

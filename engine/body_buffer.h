@@ -34,8 +34,8 @@ class BodyBuffer {
   size_t append(const char* data, size_t len);
   // Where the next byte goes; at least capacity() - size() writable bytes follow.
   char* tail() { return data_.get() + begin_ + size_; }
-  // Makes room for at least n bytes of content without further allocation (moving the contents
-  // to the allocation's start when it has to reallocate).
+  // Makes room for at least n bytes of content without further allocation (a new allocation
+  // holds the contents from its first byte).
   void reserve(size_t n);
   // Drops the contents; keeps the allocation unless it is larger than keepCapacity.
   void clear(size_t keepCapacity = SIZE_MAX);

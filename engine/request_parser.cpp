@@ -185,7 +185,7 @@ int RequestParser::onHeadersComplete(llhttp_t* p) {
   s->keepAlive_ = llhttp_should_keep_alive(p) != 0 && !p->upgrade;
   if (p->http_major != 1) return -1;
   s->declared_ = kUnknownLength;
-  if ((p->flags & F_CONTENT_LENGTH) && !(p->flags & F_CHUNKED)) {
+  if (p->flags & F_CONTENT_LENGTH) {
     if (p->content_length > s->limits_.maxBodyBytes) {
       s->error_ = ParseError::kBodyTooLarge;
       return -1;

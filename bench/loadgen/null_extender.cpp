@@ -40,8 +40,8 @@ const std::string otherReply = httpReply("[]");
 
 bool readReply(const char* path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return false;
   std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return false;
   if (body.empty()) return false;
   out = httpReply(body);
   return true;
