@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <charconv>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -12,9 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "plugins/annotations.h"
-#include "plugins/pod_info.h"
-#include "plugins/zone/zone_plugin.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::cache {
 
@@ -230,37 +227,6 @@ constexpr uint32_t kUnseen = 0;
 // A noexcept hash that libstdc++ counts as fast: nodes carry no cached hash (88 bytes each).
 using PodMap = std::unordered_map<PodKey, PodRecord, PodKeyHash>;
 
-// Parses "0-1-3" into a bit mask; false when malformed or an index is out of range.
-bool parseGpuIndex(std::string_view s, uint16_t& mask) {
-  mask = 0;
-  if (s.empty()) return false;
-  const char* p = s.data();
-  const char* end = p + s.size();
-  while (p < end) {
-    unsigned v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc() || next == p || v >= plugins::kMaxGpusPerNode) return false;
-    mask = static_cast<uint16_t>(mask | (1U << v));
-    p = next;
-    if (p < end) {
-      if (*p != '-' || p + 1 == end) return false;
-      ++p;
-    }
-  }
-  return true;
-}
-
-// The per-GPU share the pod is charged: the annotation when valid (1..1000, as derivePodInfo
-// accepts it), else a whole GPU.
-uint16_t parseGpuMilli(const codec::Pod& pod) {
-  const std::string_view* v = codec::findKey(pod.annotations, plugins::annotations::kGpuMilli);
-  int64_t n = 0;
-  if (v == nullptr || !plugins::parseDecimal(*v, n) || n < 1 || n > plugins::kMilliPerGpu) {
-    return plugins::kMilliPerGpu;
-  }
-  return static_cast<uint16_t>(n);
-}
-
 }  // namespace
 
 void detail::addWorkloadCounts(const SnapshotData& d, std::string_view workload, std::span<uint32_t> perZone) {
@@ -286,7 +252,8 @@ void Snapshot::collect(std::vector<const NodeInfo*>& out) const {
 
 class CacheState {
  public:
-  CacheState(Cache& cache, NodeFeatureConfig config) : cache_(cache), builder_(std::move(config)) {
+  CacheState(Cache& cache, plugins::Interpretation interpretation)
+      : cache_(cache), builder_(std::move(interpretation)) {
     index_ = new NameIndex;
     index_->generation = version_ + 1;
     index_->mask = 15;
@@ -682,7 +649,7 @@ class CacheState {
     return out;
   }
 
-  const NodeFeatureConfig& config() const { return builder_.config(); }
+  const plugins::Interpretation& interpretation() const { return builder_.interpretation(); }
 
  private:
   using Retire = std::pair<void*, EpochDomain::Deleter>;
@@ -910,23 +877,23 @@ class CacheState {
     rec.scalars = {};
     int n = 0;
     for (const auto& r : pod.requests.scalar) {
-      if (r.value <= 0 || !builder_.config().isGpuResource(r.name)) continue;
+      if (r.value <= 0 || !builder_.interpretation().isGpuResource(r.name)) continue;
       if (n == kMaxPodScalars) break;
       rec.scalars[n++] = {resourceId(r.name), static_cast<int32_t>(std::min<int64_t>(r.value, INT32_MAX))};
     }
-    rec.gpuMilli = parseGpuMilli(pod);
-    rec.hasIndex = false;
-    rec.indexMask = 0;
-    if (const auto* v = codec::findKey(pod.annotations, plugins::annotations::kGpuIndex)) {
-      rec.hasIndex = parseGpuIndex(*v, rec.indexMask);
-    }
+    // The share the pod is charged on each GPU: the annotation when valid, else a whole GPU.
+    const int32_t milli = plugins::gpuMilliAnnotation(pod);
+    rec.gpuMilli = static_cast<uint16_t>(milli > 0 ? milli : plugins::kMilliPerGpu);
+    uint16_t mask = 0;
+    rec.hasIndex = plugins::gpuIndexAnnotation(pod, mask);
+    rec.indexMask = mask;
   }
 
   // Requests and workload key from `pod`; the record's earlier key reference is dropped.
   void refill(PodRecord& rec, const codec::Pod& pod) {
     fillRequests(rec, pod);
     releaseWorkloadKey(rec);
-    if (plugins::zone::workloadKey(pod, builder_.config().workloadLabels, keyScratch_)) {
+    if (builder_.interpretation().workloadKey(pod, keyScratch_)) {
       rec.workload = workloadKeys_.acquire(keyScratch_);
     }
   }
@@ -1196,7 +1163,8 @@ class CacheState {
 
 // ---------------------------------------------------------------------------------------------
 
-Cache::Cache(NodeFeatureConfig config) : state_(std::make_unique<CacheState>(*this, std::move(config))) {}
+Cache::Cache(plugins::Interpretation interpretation)
+    : state_(std::make_unique<CacheState>(*this, std::move(interpretation))) {}
 
 Cache::~Cache() = default;
 
@@ -1205,7 +1173,7 @@ bool Cache::podCharge(std::string_view uid, PodCharge& out) {
   std::lock_guard<std::mutex> lock(writerMutex_);
   return state_->podCharge(uid, out);
 }
-const NodeFeatureConfig& Cache::config() const { return state_->config(); }
+const plugins::Interpretation& Cache::interpretation() const { return state_->interpretation(); }
 
 Cache::Writer::Writer(Cache& cache) : cache_(&cache), lock_(cache.writerMutex_) {}
 Cache::Writer::Writer(Cache& cache, std::try_to_lock_t) : cache_(&cache), lock_(cache.writerMutex_, std::try_to_lock) {}

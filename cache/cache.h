@@ -15,11 +15,17 @@
 // reactor, while ingestion runs at idle priority and may be preempted holding the lock) takes
 // tryWrite() and comes back later when it is empty.
 //
+// What counts as a GPU, which labels mean what and how pods are keyed come from the
+// plugins::Interpretation the cache is built with: serve passes its Config::interpretation(), so
+// the cache reads nodes and pods exactly as the profiles' plugins do. Cache() reads them the way
+// a default-constructed Interpretation says (no profile: tests, benchmarks).
+//
 // Accounting rules (upsertPod / deletePod):
 //   - a pod holds resources when spec.nodeName is set and its phase is not Succeeded/Failed;
 //     terminating pods (deletionTimestamp set) hold them until their deletion;
-//   - it is charged requests.cpu/memory, one pod slot, every configured GPU resource it
-//     requests (node scalars), and per-GPU milli on its node's per-GPU resource: the GPUs listed
+//   - it is charged requests.cpu/memory, one pod slot, every resource it requests that the
+//     interpretation counts as a GPU (node scalars), and per-GPU milli on its node's per-GPU
+//     resource (the interpretation's primary one): the GPUs listed
 //     in annotation fleetsched.io/gpu-index ("0-1-3"), each by fleetsched.io/gpu-milli (1000
 //     when absent or invalid); without the index annotation, the lowest-index GPUs with room
 //     (deterministic, so totals stay right);
@@ -28,7 +34,8 @@
 //   - a pod moving between nodes or changing requests is uncharged and charged again; DELETED
 //     for an unknown pod is a no-op.
 // Workload zone counts (Snapshot::workloadZoneCounts) count Bound and Reserved pods per zone
-// under plugins::zone::workloadKey(pod), e.g. "ml/Job/train" or "ml/label/serving".
+// under Interpretation::workloadKey(pod), e.g. "ml/Job/train" or "ml/label/serving": the key the
+// Zone plugin of the pod's profile asks about (same function, same labels).
 // Reservations (reserve): charged at once; the upsertPod that shows the pod bound to the
 // reserved node confirms them (no double charge: the reservation becomes the pod's charge,
 // its GPUs kept when the pod carries no index annotation); unreserve, deletion, the pod
@@ -51,6 +58,7 @@
 #include "cache/snapshot.h"
 #include "codec/model.h"
 #include "plugins/framework.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::cache {
 
@@ -130,7 +138,7 @@ struct PodCharge {
 
 class Cache {
  public:
-  explicit Cache(NodeFeatureConfig config = {});
+  explicit Cache(plugins::Interpretation interpretation = {});
   ~Cache();
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
@@ -194,7 +202,8 @@ class Cache {
   size_t expire(Clock::time_point now) { return write().expire(now); }
 
   CacheStats stats() const;
-  const NodeFeatureConfig& config() const;
+  // How this cache reads nodes and pods; the binder keys its reservations with it.
+  const plugins::Interpretation& interpretation() const;
 
   // The charge of pod `uid` when the cache holds one (bound or reserved). Takes the writer lock:
   // for rare verbs (preempt), never for the filter path.

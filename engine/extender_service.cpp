@@ -12,7 +12,7 @@
 #include "codec/json_writer.h"
 #include "engine/ingest.h"
 #include "plugins/annotations.h"
-#include "plugins/zone/zone_plugin.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -45,7 +45,7 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
       reader_(cache),
       config_(config),
       options_(options),
-      builder_(cache.config()) {
+      builder_(cache.interpretation()) {
   const char* help = "Time spent per request phase";
   parse_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "parse"}});
   decide_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "decide"}});
@@ -1007,7 +1007,8 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   r.gpuResource = info.gpuResource;
   r.gpuAmount = info.gpuCount;
   r.gpus = gpus;
-  if (plugins::zone::workloadKey(pod, cache_.config().workloadLabels, workload)) r.workload = workload;
+  // Counted under the key the watch will count the bound pod under, so confirming it keeps the count.
+  if (cache_.interpretation().workloadKey(pod, workload)) r.workload = workload;
   r.ttl = kReservationTtl;
   cache::ReserveResult reserved = w.reserve(r, cache::Clock::now());
   w.publish();
@@ -1019,12 +1020,7 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   b.podUid = a.podUid;
   b.node = a.node;
   if (gpus.count > 0) {
-    std::string index;
-    for (uint8_t i = 0; i < gpus.count; ++i) {
-      if (i) index.push_back('-');
-      index += std::to_string(gpus.index[i]);
-    }
-    b.annotations.emplace_back(plugins::annotations::kGpuIndex, std::move(index));
+    b.annotations.emplace_back(plugins::annotations::kGpuIndex, plugins::formatGpuIndex(gpus));
     b.annotations.emplace_back(plugins::annotations::kAssumeTime, std::to_string(uv_hrtime()));
   }
   req.deferred = true;

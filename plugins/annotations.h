@@ -1,6 +1,6 @@
-// The labels and annotations fleetsched defines on pods (documented in docs/annotations.md).
-// Node-side labels come from the cloud providers and NVIDIA GPU feature discovery and are plugin
-// arguments, not constants.
+// The labels and annotations fleetsched defines on pods (documented in docs/annotations.md); the
+// ones the cache reads too are read in plugins/interpretation.h. Node-side labels come from the
+// cloud providers and GPU feature discovery and are settings of a plugins::Interpretation.
 #pragma once
 
 #include <string_view>
@@ -9,7 +9,8 @@ namespace fleetsched::plugins::annotations {
 
 // Per-GPU share for a pod that requests one GPU it can share: "250" = a quarter GPU (milli).
 constexpr std::string_view kGpuMilli = "fleetsched.io/gpu-milli";
-// Allowed GPU models, '|'-separated, each an exact nvidia.com/gpu.product value:
+// Allowed GPU models, '|'-separated, each an exact value of the GPU plugin's productLabel
+// (default nvidia.com/gpu.product):
 // "NVIDIA-A100-SXM4-80GB|NVIDIA-H100-80GB-HBM3".
 constexpr std::string_view kGpuModels = "fleetsched.io/gpu-models";
 // Minimum memory per GPU in MiB: "40000".

@@ -28,8 +28,16 @@ std::string scalarOr(const YAML::Node& n, std::string_view fallback) {
   return n && n.IsScalar() ? n.Scalar() : std::string(fallback);
 }
 
+// A validated profile waiting for the configuration's interpretation, which may still change its
+// GPU resources (a profile without the GPU plugin takes the configuration's per-GPU resource).
+struct PendingProfile {
+  ProfileSettings settings;
+  std::vector<Profile::Entry> entries;
+};
+
 // Builds one profile; returns false with `error` set (without the location prefix).
-bool buildProfile(const YAML::Node& p, std::string& name, std::vector<Profile>& out, std::string& error) {
+bool buildProfile(const YAML::Node& p, std::string& name, std::vector<PendingProfile>& out,
+                  std::string& error) {
   if (!p.IsMap()) {
     error = "want a map with name and plugins";
     return false;
@@ -139,8 +147,8 @@ bool buildProfile(const YAML::Node& p, std::string& name, std::vector<Profile>& 
     }
   }
 
-  GpuResourceConfig gpuResources;
-  std::vector<Profile::Entry> entries;
+  PendingProfile pending;
+  pending.settings.name = name;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const auto& w = wanted[i];
     std::string argError;
@@ -149,14 +157,39 @@ bool buildProfile(const YAML::Node& p, std::string& name, std::vector<Profile>& 
       error = "plugins[" + std::to_string(i) + "] (" + w.name + "): " + argError;
       return false;
     }
+    // What the cache reads for this profile comes from the same args (validated just above).
     if (w.name == gpu::kName) {
-      // The GPU plugin's resourceNames decide which requests count as GPUs for the whole
-      // profile (derivePodInfo); its args were validated just above.
-      if (auto a = gpu::parseArgs(w.args, argError)) gpuResources = a->resources;
+      // The GPU plugin's resourceNames also decide which requests count as GPUs for the whole
+      // profile (derivePodInfo).
+      if (auto a = gpu::parseArgs(w.args, argError)) {
+        pending.settings.hasGpuPlugin = true;
+        pending.settings.gpuResources = a->resources;
+        pending.settings.gpuProductLabel = a->productLabel;
+      }
+    } else if (w.name == zone::kName) {
+      if (auto a = zone::parseArgs(w.args, argError)) pending.settings.workloadLabels = a->workloadLabels;
     }
-    entries.push_back({std::move(plugin), w.weight});
+    pending.entries.push_back({std::move(plugin), w.weight});
   }
-  out.emplace_back(name, std::move(gpuResources), std::move(entries));
+  out.push_back(std::move(pending));
+  return true;
+}
+
+Config makeConfig(std::vector<PendingProfile> pending, const Interpretation& interpretation) {
+  std::vector<Profile> profiles;
+  profiles.reserve(pending.size());
+  for (PendingProfile& p : pending) {
+    profiles.emplace_back(p.settings.name, std::move(p.settings.gpuResources), std::move(p.entries));
+  }
+  return Config(std::move(profiles), interpretation);
+}
+
+// The interpretation of `pending`'s profiles; fills in their GPU resources (interpretProfiles).
+bool interpret(std::vector<PendingProfile>& pending, Interpretation& out, std::string& error) {
+  std::vector<ProfileSettings> settings;
+  for (const PendingProfile& p : pending) settings.push_back(p.settings);
+  if (!interpretProfiles(settings, out, error)) return false;
+  for (size_t i = 0; i < pending.size(); ++i) pending[i].settings = std::move(settings[i]);
   return true;
 }
 
@@ -182,7 +215,7 @@ std::optional<Config> parseRoot(const YAML::Node& root, std::string& error) {
     error = "profiles: want a non-empty list";
     return std::nullopt;
   }
-  std::vector<Profile> out;
+  std::vector<PendingProfile> out;
   for (size_t i = 0; i < profiles.size(); ++i) {
     std::string name, perr;
     if (!buildProfile(profiles[i], name, out, perr)) {
@@ -190,13 +223,15 @@ std::optional<Config> parseRoot(const YAML::Node& root, std::string& error) {
       return std::nullopt;
     }
     for (size_t j = 0; j + 1 < out.size(); ++j) {
-      if (out[j].name() == name) {
+      if (out[j].settings.name == name) {
         error = "profiles[" + std::to_string(i) + "]: profile name \"" + name + "\" used twice";
         return std::nullopt;
       }
     }
   }
-  return Config(std::move(out));
+  Interpretation interpretation;
+  if (!interpret(out, interpretation, error)) return std::nullopt;
+  return makeConfig(std::move(out), interpretation);
 }
 
 }  // namespace
@@ -209,9 +244,9 @@ const Profile* Config::find(std::string_view name) const {
 }
 
 const Profile& Config::profileFor(const codec::Pod& pod) const {
-  if (const Profile* p = find(pod.schedulerName)) return *p;
-  if (const Profile* p = find(kDefaultProfileName)) return *p;
-  return profiles_.front();
+  // The cache picks a pod's workload labels with the same rule.
+  return profiles_[profileIndexFor(pod.schedulerName, profiles_.size(),
+                                   [this](size_t i) { return profiles_[i].name(); })];
 }
 
 std::optional<Config> loadConfig(std::string_view yaml, std::string& error) {
@@ -240,15 +275,18 @@ std::optional<Config> loadConfigFile(const std::string& path, std::string& error
 }
 
 Config defaultConfig() {
-  std::vector<Profile::Entry> entries;
+  std::vector<PendingProfile> pending(1);
+  PendingProfile& p = pending[0];
   std::string error;
   const YAML::Node none;
-  entries.push_back({createPlugin(gpu::kName, none, error), 10});
-  entries.push_back({createPlugin(spot::kName, none, error), 5});
-  entries.push_back({createPlugin(zone::kName, none, error), 3});
-  std::vector<Profile> profiles;
-  profiles.emplace_back(std::string(kDefaultProfileName), GpuResourceConfig{}, std::move(entries));
-  return Config(std::move(profiles));
+  p.entries.push_back({createPlugin(gpu::kName, none, error), 10});
+  p.entries.push_back({createPlugin(spot::kName, none, error), 5});
+  p.entries.push_back({createPlugin(zone::kName, none, error), 3});
+  p.settings.name = kDefaultProfileName;
+  p.settings.hasGpuPlugin = true;  // GPU and Zone with their default args: the settings' defaults
+  Interpretation interpretation;
+  interpret(pending, interpretation, error);  // one profile cannot disagree with itself
+  return makeConfig(std::move(pending), interpretation);
 }
 
 }  // namespace fleetsched::plugins

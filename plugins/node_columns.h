@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "plugins/framework.h"
-#include "plugins/pod_info.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::plugins {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "plugins/framework.h"
+#include "plugins/interpretation.h"
 #include "plugins/node_columns.h"
-#include "plugins/pod_info.h"
 
 namespace fleetsched::plugins {
 

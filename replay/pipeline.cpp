@@ -2,7 +2,7 @@
 
 #include "plugins/fit/fit_plugin.h"
 #include "plugins/gpu/gpu_plugin.h"
-#include "plugins/pod_info.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::replay {
 

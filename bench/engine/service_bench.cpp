@@ -41,8 +41,8 @@ struct Body {
 };
 
 struct Fixture {
-  cache::Cache cache;
   plugins::Config config = plugins::defaultConfig();
+  cache::Cache cache{config.interpretation()};  // as serve builds it
   Metrics metrics;
   std::unique_ptr<ExtenderService> service;
   std::vector<Body> filters;

@@ -250,7 +250,7 @@ SchedStat schedStat(int tid) {
 // One ingestion pipeline: cache, metrics, ingestor, on a reactor loop that is run only to
 // release the ingestor's handle.
 struct Pipeline {
-  cache::Cache cache;
+  cache::Cache cache{plugins::defaultConfig().interpretation()};  // as serve builds it without --config
   engine::Metrics metrics;
   std::unique_ptr<engine::Ingestor> ingestor;
   uv_loop_t* reactor;
@@ -351,7 +351,7 @@ void phaseSync(const Options& o, uv_loop_t* reactor, FakeApiServer& server, cons
 size_t cacheOnlyBytes(const Fixture& f, size_t nodes, size_t pods) {
   malloc_trim(0);
   size_t before = heapInUse();
-  auto cache = std::make_unique<cache::Cache>();
+  auto cache = std::make_unique<cache::Cache>(plugins::defaultConfig().interpretation());
   {
     codec::Decoder decoder(cache::kMaxClusterFileBytes);
     codec::NodeList nl;

@@ -207,7 +207,9 @@ int runServe(const ServeOptions& o) {
     }
   }
 
-  cache::Cache cache;
+  // The cache reads nodes and pods the way the profiles' plugins do (GPU resourceNames and
+  // productLabel, Zone workloadLabels): built from the same validated configuration.
+  cache::Cache cache(config->interpretation());
   std::string source;
   if (files) {
     cache::FileLoadStats st;

@@ -15,12 +15,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "plugins/framework.h"
-#include "plugins/pod_info.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::plugins::gpu {
 
 constexpr std::string_view kName = "GPU";
-constexpr std::string_view kDefaultProductLabel = "nvidia.com/gpu.product";
 
 enum class Policy : uint8_t { Binpack, Spread };
 
@@ -34,7 +33,7 @@ struct Args {
   // GPU resource, as kube-scheduler's own resource fit does (a shared pod takes a whole unit).
   // Turn off when managedResources sets ignoredByScheduler: fleetsched is then the only judge.
   bool countWholeDevices = true;
-  std::string productLabel{kDefaultProductLabel};  // productLabel: selector key naming the GPU model
+  std::string productLabel{kDefaultGpuProductLabel};  // productLabel: selector key naming the GPU model
 };
 
 std::optional<Args> parseArgs(const YAML::Node& args, std::string& error);

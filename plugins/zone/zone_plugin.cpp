@@ -51,7 +51,7 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
         return kBadPolicy;
       }
     }
-    c->hasWorkload = workloadKey(pod, args_.workloadLabels, c->workload);
+    c->hasWorkload = plugins::workloadKey(pod, args_.workloadLabels, c->workload);
     c->neutral = true;
     return {};
   }
@@ -167,21 +167,6 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
 };
 
 }  // namespace
-
-bool workloadKey(const codec::Pod& pod, std::span<const std::string> labels, std::string& out) {
-  out.clear();
-  if (const codec::OwnerReference* o = pod.controllerRef(); o != nullptr && !o->name.empty()) {
-    out.append(pod.namespace_).append("/").append(o->kind).append("/").append(o->name);
-    return true;
-  }
-  for (const auto& l : labels) {
-    if (const auto* v = codec::findKey(pod.labels, l); v != nullptr && !v->empty()) {
-      out.append(pod.namespace_).append("/label/").append(*v);
-      return true;
-    }
-  }
-  return false;
-}
 
 std::optional<Args> parseArgs(const YAML::Node& node, std::string& error) {
   Args a;

@@ -4,7 +4,9 @@
 // CPU-only pods) among the candidate nodes, so the rest of the gang finds room there. Scores
 // are min–max scaled over the zones of the scored nodes; pods without a workload key, nodes
 // without a zone, and workloads whose counts tie everywhere score neutrally (50).
-// Per-pod override: annotation fleetsched.io/zone-policy = spread | pack.
+// Per-pod override: annotation fleetsched.io/zone-policy = spread | pack. A pod's workload key is
+// plugins::workloadKey over `workloadLabels`; the cache counts the pods of this plugin's profile
+// under the same labels (plugins/interpretation.h).
 //
 // topologySpreadConstraints are not decoded by the codec yet, so pods carrying them are not
 // detected; kube-scheduler's PodTopologySpread scores them too and spreading agrees with it.
@@ -12,13 +14,13 @@
 
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "plugins/framework.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::plugins::zone {
 
@@ -28,18 +30,11 @@ enum class Policy : uint8_t { Spread, Pack };
 
 struct Args {
   Policy policy = Policy::Spread;
-  std::vector<std::string> workloadLabels{"fleetsched.io/workload"};
+  std::vector<std::string> workloadLabels{std::string(kDefaultWorkloadLabel)};
 };
 
 std::optional<Args> parseArgs(const YAML::Node& args, std::string& error);
 std::unique_ptr<Plugin> create(const Args& args);
 std::unique_ptr<Plugin> createFromYaml(const YAML::Node& args, std::string& error);
-
-// The workload key ClusterState::workloadZoneCounts is asked about, so whoever counts bound
-// pods (the cache) must build keys with this same function:
-//   "<namespace>/<ownerKind>/<ownerName>" from the controller owner reference (a ReplicaSet's
-//   name as is), else "<namespace>/label/<value>" from the first of `labels` the pod carries.
-// Writes the key into `out` (reusing its capacity) and returns false when the pod has none.
-bool workloadKey(const codec::Pod& pod, std::span<const std::string> labels, std::string& out);
 
 }  // namespace fleetsched::plugins::zone

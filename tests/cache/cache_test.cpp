@@ -543,8 +543,8 @@ TEST_F(CacheTest, WorkloadZoneCounts) {
   EXPECT_EQ(zoneCounts("nobody"), std::vector<uint32_t>(3, 0));
   // The Zone plugin asks with the key it derives from the pod being scheduled.
   std::string key;
-  ASSERT_TRUE(plugins::zone::workloadKey(PodMaker(s_, "next").owner("Job", "train").build(),
-                                         cache_.config().workloadLabels, key));
+  ASSERT_TRUE(plugins::workloadKey(PodMaker(s_, "next").owner("Job", "train").build(),
+                                   plugins::zone::Args{}.workloadLabels, key));
   EXPECT_EQ(zoneCounts(key), c);
 
   // Deletion, a terminal phase and a move all adjust the counts.

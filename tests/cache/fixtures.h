@@ -95,6 +95,10 @@ class PodMaker {
     pod_.ownerReferences.push_back({"apps/v1", s_.keep(kind), s_.keep(name), "owner-uid", true});
     return *this;
   }
+  PodMaker& schedulerName(std::string_view v) {
+    pod_.schedulerName = s_.keep(v);
+    return *this;
+  }
   PodMaker& phase(codec::PodPhase p) {
     pod_.phase = p;
     return *this;

@@ -8,6 +8,7 @@ namespace fleetsched::cache {
 namespace {
 
 using plugins::CapacityType;
+using plugins::parseGpuMemoryMiB;
 using testing::NodeMaker;
 using testing::Strings;
 
@@ -22,7 +23,7 @@ TEST_P(CapacityTypeTest, MapsProviderLabels) {
   Strings s;
   NodeMaker m(s, "n");
   for (const auto& [k, v] : GetParam().labels) m.label(k, v);
-  EXPECT_EQ(capacityTypeOf(NodeFeatureConfig{}, m.build().labels), GetParam().want);
+  EXPECT_EQ(plugins::Interpretation{}.capacityType(m.build().labels), GetParam().want);
 }
 
 INSTANTIATE_TEST_SUITE_P(

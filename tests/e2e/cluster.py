@@ -281,9 +281,16 @@ class ControlPlane:
     def startExtender(self, extender: Extender) -> None:
         self._retryOnPortClash(self._startExtender, extender)
 
-    def startScheduler(self, ignoredByScheduler: bool = False, binder: bool = False) -> None:
-        """binder: kube-scheduler also sends bindVerb and preemptVerb to the extender."""
-        self._retryOnPortClash(self._startScheduler, ignoredByScheduler, binder)
+    def startScheduler(self, ignoredByScheduler: bool = False, binder: bool = False,
+                       managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
+                       profile: str = "") -> None:
+        """binder: kube-scheduler also sends bindVerb and preemptVerb to the extender.
+        managedResource: the extended resource whose pods kube-scheduler sends the extender;
+        None leaves managedResources out, so kube-scheduler asks it about every pod.
+        profile: YAML lines added to the profile (e.g. a plugins: block that turns
+        kube-scheduler's own scoring off), indented for the profile's keys."""
+        self._retryOnPortClash(self._startScheduler, ignoredByScheduler, binder, managedResource,
+                               extenderWeight, profile)
 
     def _startEtcd(self) -> None:
         client, peer = freePort(), freePort()
@@ -369,7 +376,9 @@ class ControlPlane:
                 timeout=30, process=proc)
         self.extender, self.extenderProcess = extender, proc
 
-    def _startScheduler(self, ignoredByScheduler: bool, binder: bool = False) -> None:
+    def _startScheduler(self, ignoredByScheduler: bool, binder: bool = False,
+                        managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
+                        profile: str = "") -> None:
         # Without an extender (self.extender None) kube-scheduler runs alone:
         # the scale run's baseline.
         assert self.kubeconfig is not None
@@ -388,20 +397,21 @@ leaderElection:
 percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
-""" + ("" if self.extender is None else f"""\
+""" + profile + ("" if self.extender is None else f"""\
 extenders:
 - urlPrefix: "http://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
   filterVerb: filter
   prioritizeVerb: prioritize
-{binderVerbs}  weight: 1
+{binderVerbs}  weight: {extenderWeight}
   enableHTTPS: false
   nodeCacheCapable: {str(self.extender.nodeCacheCapable).lower()}
   httpTimeout: 5s
   ignorable: false
+""" + ("" if managedResource is None else f"""\
   managedResources:
-  - name: nvidia.com/gpu
+  - name: {managedResource}
     ignoredByScheduler: {str(ignoredByScheduler).lower()}
-"""))
+""")))
         proc = self._spawn("kube-scheduler", [
             self.k8sBin("kube-scheduler"), f"--config={config}",
             "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",

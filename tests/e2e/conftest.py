@@ -36,7 +36,7 @@ from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,
 
 # Seconds between fleetsched's audits of its cache against a fresh pod list (binder cluster).
 AUDIT_INTERVAL = 2
-from fleet import FLEET, nodeObject  # noqa: E402
+from fleet import FLEET, NodeShape, nodeObject  # noqa: E402
 
 _failed = False
 _keptLogs: Path | None = None
@@ -74,7 +74,9 @@ def _sources() -> list[str]:
     return [chosen]
 
 
-def _extenderChoice(source: str) -> Extender:
+def _extenderChoice(source: str, config: Path | None = None) -> Extender:
+    """How to start the extender for `source`; `config`: fleetsched's --config (default:
+    FLEETSCHED_E2E_CONFIG, else none)."""
     kind = os.environ.get("FLEETSCHED_E2E_EXTENDER", "fleetsched")
     if kind == "stub":
         return Extender("stub-extender", [sys.executable, str(E2E_DIR / "stub_extender.py"),
@@ -92,23 +94,30 @@ def _extenderChoice(source: str) -> Extender:
         argv += ["--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
     else:
         argv += ["--kubeconfig", "{workdir}/kubeconfig"]
-    if os.environ.get("FLEETSCHED_E2E_CONFIG"):
+    if config is not None:
+        argv += ["--config", str(config)]
+    elif os.environ.get("FLEETSCHED_E2E_CONFIG"):
         argv += ["--config", os.path.abspath(os.environ["FLEETSCHED_E2E_CONFIG"])]
     return Extender("fleetsched", argv)
 
 
 class Cluster:
-    """What a scenario sees: the control plane plus scheduling helpers."""
+    """What a scenario sees: the control plane plus scheduling helpers. `fleet` is the
+    cluster's nodes and `gpuResource` the extended resource their GPUs are."""
 
-    def __init__(self, plane: ControlPlane, source: str):
+    def __init__(self, plane: ControlPlane, source: str, fleet: tuple[NodeShape, ...] = FLEET,
+                 gpuResource: str = "nvidia.com/gpu", label: str | None = None):
         self.plane = plane
         self.kube = plane.kube
         self.stub = plane.extender.name == "stub-extender"
         self.source = source
+        self.fleet = fleet
+        self.gpuResource = gpuResource
+        self.label = label or source
 
     def report(self, line: str) -> None:
         """A measurement for the end-of-run summary (timings, placements)."""
-        _reportLines.append(f"[{self.source}] {line}")
+        _reportLines.append(f"[{self.label}] {line}")
 
     def syncExtender(self) -> None:
         """Brings fleetsched's view up to the cluster's bound pods, and checks it.
@@ -178,11 +187,11 @@ class Cluster:
 
     def expectedFree(self) -> dict[str, tuple[int, int]]:
         """(free GPUs, free milli-CPU) per node after the API's bound pods."""
-        free = {s.name: [s.gpus, 96000] for s in FLEET}
+        free = {s.name: [s.gpus, 96000] for s in self.fleet}
         for p in self.kube.listPods():
             node = p["spec"].get("nodeName")
             if node:
-                free[node][0] -= podGpus(p)
+                free[node][0] -= podGpus(p, self.gpuResource)
                 free[node][1] -= podMilliCpu(p)
         return {n: (g, c) for n, (g, c) in free.items()}
 
@@ -218,7 +227,7 @@ class Cluster:
         for p in self.kube.listPods():
             node = p["spec"].get("nodeName")
             if node:
-                use[node] = use.get(node, 0) + podGpus(p)
+                use[node] = use.get(node, 0) + podGpus(p, self.gpuResource)
         return use
 
 
@@ -265,19 +274,19 @@ class Cluster:
         out: dict[str, list[tuple[str, int, list[int]]]] = {}
         for p in self.kube.listPods():
             node = p["spec"].get("nodeName")
-            if not node or not podGpus(p):
+            if not node or not podGpus(p, self.gpuResource):
                 continue
             value = (p["metadata"].get("annotations") or {}).get("fleetsched.io/gpu-index", "")
             indexes = [int(i) for i in value.split("-")] if value else []
             name = f'{p["metadata"]["namespace"]}/{p["metadata"]["name"]}'
-            out.setdefault(node, []).append((name, podGpus(p), indexes))
+            out.setdefault(node, []).append((name, podGpus(p, self.gpuResource), indexes))
         return out
 
     def assertGpuIndexesSound(self) -> int:
         """Every bound GPU pod carries fleetsched.io/gpu-index with exactly as many
         distinct indexes as GPUs it asks for, each below the node's GPU count, and
         no index is given to two pods on one node. Returns the pods checked."""
-        gpus = {s.name: s.gpus for s in FLEET}
+        gpus = {s.name: s.gpus for s in self.fleet}
         checked = 0
         for node, pods in self.gpuIndexes().items():
             owner: dict[int, str] = {}
@@ -317,12 +326,12 @@ def podMilliCpu(pod: dict) -> int:
     return total
 
 
-def podGpus(pod: dict) -> int:
+def podGpus(pod: dict, resource: str = "nvidia.com/gpu") -> int:
     total = 0
     for c in pod["spec"].get("containers") or []:
         res = c.get("resources") or {}
-        q = (res.get("requests") or {}).get("nvidia.com/gpu") or \
-            (res.get("limits") or {}).get("nvidia.com/gpu")
+        q = (res.get("requests") or {}).get(resource) or \
+            (res.get("limits") or {}).get(resource)
         total += int(q) if q else 0
     return total
 
@@ -345,7 +354,14 @@ def binderCluster():
     yield from _runCluster("binder", extender, binder=True)
 
 
-def _runCluster(source: str, extender: Extender, binder: bool = False):
+def _runCluster(source: str, extender: Extender, binder: bool = False,
+                fleet: tuple[NodeShape, ...] = FLEET, gpuResource: str = "nvidia.com/gpu",
+                workdir: Path | None = None, label: str | None = None):
+    """Starts a control plane with `fleet`'s nodes, the extender and kube-scheduler (which sends
+    the extender pods of `gpuResource`), yields its Cluster and tears it down. `workdir`: the work
+    folder, made by the caller (files the extender's argv names go there); default a new one.
+    `label` names the cluster in logs and reports (default: `source`)."""
+    label = label or source
     global _failed, _keptLogs
     paths = componentPaths()
     for key, name in (("FLEETSCHED_E2E_ETCD_BIN", "etcd"), ("FLEETSCHED_E2E_K8S_BIN", "kube-apiserver"),
@@ -353,10 +369,8 @@ def _runCluster(source: str, extender: Extender, binder: bool = False):
         if not os.access(Path(paths[key]) / name, os.X_OK):
             pytest.exit(f"missing {Path(paths[key]) / name}: run tests/e2e/build-components.sh", 2)
 
-    parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
-    if parent:
-        Path(parent).mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{source}-", dir=parent))
+    if workdir is None:
+        workdir = newWorkdir(label)
     plane = ControlPlane(workdir, paths)
     # pytest runs fixture teardown on failures and on Ctrl-C; atexit and the
     # SIGTERM handler cover a harness that is stopped from outside.
@@ -365,20 +379,20 @@ def _runCluster(source: str, extender: Extender, binder: bool = False):
     # A shell without job control starts background jobs with SIGINT ignored;
     # Ctrl-C must still reach the harness so it can tear the cluster down.
     previousInt = signal.signal(signal.SIGINT, signal.default_int_handler)
-    log(f"work folder {workdir} ({source})")
+    log(f"work folder {workdir} ({label})")
     started = time.monotonic()
     try:
         plane.start()
-        for shape in FLEET:
+        for shape in fleet:
             plane.kube.createNode(nodeObject(shape))
         plane.dumpState()
         plane.startExtender(extender)
-        plane.startScheduler(binder=binder)
-        _reportLines.append(f"[{source}] control plane up in {time.monotonic() - started:.1f} s")
+        plane.startScheduler(binder=binder, managedResource=gpuResource)
+        _reportLines.append(f"[{label}] control plane up in {time.monotonic() - started:.1f} s")
         log(f"control plane up in {time.monotonic() - started:.1f} s "
             f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
             f"scheduler :{plane.schedulerPort})")
-        yield Cluster(plane, source)
+        yield Cluster(plane, source, fleet, gpuResource, label)
     except HarnessError:
         _failed = True
         raise
@@ -391,6 +405,14 @@ def _runCluster(source: str, extender: Extender, binder: bool = False):
             log(f"logs kept in {workdir}")
         else:
             removeWorkdir(workdir)
+
+
+def newWorkdir(label: str) -> Path:
+    """A fresh work folder for one control plane, under FLEETSCHED_E2E_WORKDIR when set."""
+    parent = os.environ.get("FLEETSCHED_E2E_WORKDIR") or None
+    if parent:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"fleetsched-e2e-{label}-", dir=parent))
 
 
 _namespaceIds = itertools.count()

@@ -3,7 +3,8 @@
 Nodes are plain Node objects with nvidia.com/gpu in status (no kubelet or KWOK
 needed: nothing here ever runs a container). The labels are the ones fleetsched's
 plugins read: GPU feature discovery's nvidia.com/gpu.*, the well-known zone
-label and Karpenter's capacity type.
+label and Karpenter's capacity type. A shape may name another GPU resource and
+product label (test_profile.py's AMD fleet, under a profile that says so).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class NodeShape:
     product: str = ""
     spot: bool = False
     gpuMemoryMiB: int = 81920
+    gpuResource: str = "nvidia.com/gpu"
+    productLabel: str = "nvidia.com/gpu.product"
 
 
 # 44 GPUs: 32 on-demand and 12 spot, in three zones, plus two CPU-only nodes.
@@ -55,14 +58,15 @@ def nodeObject(shape: NodeShape) -> dict:
         "karpenter.sh/capacity-type": "spot" if shape.spot else "on-demand",
     }
     resources = {"cpu": "96", "memory": "1Ti", "pods": "110", "ephemeral-storage": "1Ti"}
-    if shape.gpus:
+    if shape.gpus and shape.gpuResource == "nvidia.com/gpu":
         labels.update({
             "nvidia.com/gpu.present": "true",
-            "nvidia.com/gpu.product": shape.product,
             "nvidia.com/gpu.count": str(shape.gpus),
             "nvidia.com/gpu.memory": str(shape.gpuMemoryMiB),
         })
-        resources["nvidia.com/gpu"] = str(shape.gpus)
+    if shape.gpus:
+        labels[shape.productLabel] = shape.product
+        resources[shape.gpuResource] = str(shape.gpus)
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -80,11 +84,11 @@ def nodeObject(shape: NodeShape) -> dict:
 
 def pod(name: str, gpus: int = 0, *, annotations: dict | None = None,
         labels: dict | None = None, nodeSelector: dict | None = None,
-        cpu: str = "100m") -> dict:
+        cpu: str = "100m", gpuResource: str = "nvidia.com/gpu") -> dict:
     """A bare pod (no controller manager runs); GPUs go in limits, as users write them."""
     resources: dict = {"requests": {"cpu": cpu, "memory": "64Mi"}}
     if gpus:
-        resources["limits"] = {"nvidia.com/gpu": str(gpus)}
+        resources["limits"] = {gpuResource: str(gpus)}
     spec: dict = {
         "containers": [{"name": "main", "image": "pause", "resources": resources}],
         "terminationGracePeriodSeconds": 0,

@@ -67,6 +67,56 @@ TEST(Config, LoadsProfilesWeightsAndArgs) {
   EXPECT_EQ(c->find("nope"), nullptr);
 }
 
+TEST(Config, InterpretationFollowsEveryProfile) {
+  std::string error;
+  auto c = loadConfig(kGood, error);
+  ASSERT_TRUE(c) << error;
+  const Interpretation& in = c->interpretation();
+  // GPU resources: the union; workload labels: each profile's own, picked as profileFor picks.
+  EXPECT_EQ(in.gpuResources.resourceNames, (std::vector<std::string>{"nvidia.com/gpu", "nvidia.com/mig-"}));
+  EXPECT_EQ(in.gpuProductLabel, "nvidia.com/gpu.product");
+  ASSERT_EQ(in.profiles.size(), 2u);
+  EXPECT_EQ(in.profiles[0].profile, "default");
+  EXPECT_EQ(in.profiles[0].workloadLabels, std::vector<std::string>{"fleetsched.io/workload"});
+  EXPECT_EQ(in.profiles[1].profile, "training");
+  EXPECT_EQ(in.profiles[1].workloadLabels, std::vector<std::string>{"training.example.com/job"});
+  std::string key;
+  const auto pod = [](std::string_view scheduler) {
+    return PodBuilder()
+        .ns("ml")
+        .schedulerName(std::string(scheduler))
+        .label("fleetsched.io/workload", "w")
+        .label("training.example.com/job", "j");
+  };
+  ASSERT_TRUE(in.workloadKey(pod("training").build(), key));
+  EXPECT_EQ(key, "ml/label/j");
+  ASSERT_TRUE(in.workloadKey(pod("default-scheduler").build(), key));
+  EXPECT_EQ(key, "ml/label/w");
+}
+
+TEST(Config, DefaultInterpretationIsTheDefaultProfiles) {
+  const Interpretation in = defaultConfig().interpretation();
+  EXPECT_EQ(in.gpuResources.resourceNames, std::vector<std::string>{"nvidia.com/gpu"});
+  EXPECT_EQ(in.gpuProductLabel, "nvidia.com/gpu.product");
+  ASSERT_EQ(in.profiles.size(), 1u);
+  EXPECT_EQ(in.profiles[0].workloadLabels, std::vector<std::string>{"fleetsched.io/workload"});
+}
+
+TEST(Config, ProfileWithoutGpuPluginCountsTheConfiguredGpu) {
+  std::string error;
+  auto c = loadConfig(
+      "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\nprofiles:\n"
+      "- name: cpu\n  plugins: [{name: Spot}]\n"
+      "- name: default\n  plugins: [{name: GPU}]\n"
+      "  pluginConfig: [{name: GPU, args: {resourceNames: [amd.com/gpu, amd.com/mig-], productLabel: x/y}}]\n",
+      error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->profiles()[0].gpuResources().resourceNames, std::vector<std::string>{"amd.com/gpu"});
+  EXPECT_EQ(c->interpretation().gpuResources.resourceNames,
+            (std::vector<std::string>{"amd.com/gpu", "amd.com/mig-"}));
+  EXPECT_EQ(c->interpretation().gpuProductLabel, "x/y");
+}
+
 struct BadCase {
   const char* desc;
   std::string yaml;
@@ -129,6 +179,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "profiles[0] (p): plugins: want a non-empty list of {name, weight}"},
         BadCase{"typo in a profile key", withProfiles("- name: p\n  plugin: [{name: GPU}]\n"),
                 "profiles[0] (p): unknown key \"plugin\" (known: name, plugins, pluginConfig)"},
+        BadCase{"profiles with different per-GPU resources",
+                withProfiles("- name: default\n  plugins: [{name: GPU}]\n- name: amd\n  plugins: [{name: GPU}]\n"
+                             "  pluginConfig: [{name: GPU, args: {resourceNames: [amd.com/gpu]}}]\n"),
+                "profiles[1] (amd): GPU resourceNames: the per-GPU resource (the first exact name) amd.com/gpu differs "
+                "from nvidia.com/gpu in profiles[0] (default); a node keeps per-GPU accounting for one resource, so "
+                "every profile must list the same one first"},
+        BadCase{"profiles with different product labels",
+                withProfiles("- name: a\n  plugins: [{name: Spot}]\n- name: b\n  plugins: [{name: GPU}]\n"
+                             "- name: c\n  plugins: [{name: GPU}]\n"
+                             "  pluginConfig: [{name: GPU, args: {productLabel: example.com/gpu-model}}]\n"),
+                "profiles[2] (c): GPU productLabel: example.com/gpu-model differs from nvidia.com/gpu.product in "
+                "profiles[1] (b); a node has one GPU model, read from one label, so every profile must name the same"},
         BadCase{"no profiles", "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\n",
                 "profiles: want a non-empty list"},
         BadCase{"wrong apiVersion", "apiVersion: v1\nkind: FleetschedConfiguration\nprofiles: []\n",

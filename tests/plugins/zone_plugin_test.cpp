@@ -11,21 +11,6 @@ using testing::NodeBuilder;
 using testing::Nodes;
 using testing::PodBuilder;
 
-TEST(WorkloadKey, ControllerOwnerThenLabel) {
-  const std::vector<std::string> labels{"fleetsched.io/workload", "app"};
-  std::string key;
-  EXPECT_TRUE(zone::workloadKey(PodBuilder().ns("ml").owner("ReplicaSet", "web-7d9f").label("app", "x").build(),
-                                labels, key));
-  EXPECT_EQ(key, "ml/ReplicaSet/web-7d9f");
-  EXPECT_TRUE(zone::workloadKey(PodBuilder().ns("ml").owner("Job", "j", false).label("app", "x").build(), labels, key));
-  EXPECT_EQ(key, "ml/label/x");  // a non-controller owner does not count
-  EXPECT_TRUE(zone::workloadKey(PodBuilder().ns("ml").label("fleetsched.io/workload", "train").label("app", "x").build(),
-                                labels, key));
-  EXPECT_EQ(key, "ml/label/train");
-  EXPECT_FALSE(zone::workloadKey(PodBuilder().build(), labels, key));
-  EXPECT_TRUE(key.empty());
-}
-
 Nodes threeZones() {
   return Nodes{NodeBuilder().zone(1).gpus(8).build(), NodeBuilder().zone(2).gpus(8).build(),
                NodeBuilder().zone(3).gpus(8).build(), NodeBuilder().gpus(8).build()};

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
-#include "plugins/pod_info.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::plugins {
 namespace {
@@ -85,6 +85,76 @@ TEST(DerivePodInfo, InvalidGpuMilliIsUnresolvable) {
     EXPECT_EQ(s.code, Code::UnschedulableAndUnresolvable) << c.pod.annotations[0].value;
     EXPECT_EQ(s.reason, c.reason) << c.pod.annotations[0].value;
   }
+}
+
+TEST(WorkloadKey, ControllerOwnerThenLabel) {
+  const std::vector<std::string> labels{"fleetsched.io/workload", "app"};
+  std::string key;
+  EXPECT_TRUE(workloadKey(PodBuilder().ns("ml").owner("ReplicaSet", "web-7d9f").label("app", "x").build(),
+                          labels, key));
+  EXPECT_EQ(key, "ml/ReplicaSet/web-7d9f");
+  EXPECT_TRUE(workloadKey(PodBuilder().ns("ml").owner("Job", "j", false).label("app", "x").build(), labels, key));
+  EXPECT_EQ(key, "ml/label/x");  // a non-controller owner does not count
+  EXPECT_TRUE(workloadKey(PodBuilder().ns("ml").label("fleetsched.io/workload", "train").label("app", "x").build(),
+                          labels, key));
+  EXPECT_EQ(key, "ml/label/train");
+  EXPECT_FALSE(workloadKey(PodBuilder().build(), labels, key));
+  EXPECT_TRUE(key.empty());
+}
+
+TEST(GpuAnnotations, MilliIsZeroAbsentValidOrMinusOne) {
+  EXPECT_EQ(gpuMilliAnnotation(PodBuilder().gpu(1).build()), 0);
+  EXPECT_EQ(gpuMilliAnnotation(PodBuilder().gpu(1).milli(250).build()), 250);
+  for (const char* bad : {"0", "1001", "0.5", "", "x"}) {
+    EXPECT_EQ(gpuMilliAnnotation(PodBuilder().gpu(1).annotation("fleetsched.io/gpu-milli", bad).build()), -1) << bad;
+  }
+}
+
+TEST(GpuAnnotations, IndexRoundTrips) {
+  uint16_t mask = 0;
+  ASSERT_TRUE(parseGpuIndex("0-1-3", mask));
+  EXPECT_EQ(mask, 0b1011);
+  for (const char* bad : {"", "0-", "-1", "1--2", "16", "1-x", "a"}) {
+    EXPECT_FALSE(parseGpuIndex(bad, mask)) << bad;
+    EXPECT_EQ(mask, 0) << bad;
+  }
+  GpuAssignment gpus;
+  gpus.count = 3;
+  gpus.index = {2, 5, 15};
+  EXPECT_EQ(formatGpuIndex(gpus), "2-5-15");
+  ASSERT_TRUE(parseGpuIndex(formatGpuIndex(gpus), mask));
+  EXPECT_EQ(mask, (1U << 2) | (1U << 5) | (1U << 15));
+  EXPECT_FALSE(gpuIndexAnnotation(PodBuilder().build(), mask));
+  EXPECT_TRUE(gpuIndexAnnotation(PodBuilder().annotation("fleetsched.io/gpu-index", "7").build(), mask));
+  EXPECT_EQ(mask, 1U << 7);
+}
+
+TEST(Interpretation, ProfileIndexIsNamedThenDefaultThenFirst) {
+  Interpretation in;
+  in.profiles = {{"a"}, {"default"}, {"b"}};
+  EXPECT_EQ(in.profileIndex("b"), 2u);
+  EXPECT_EQ(in.profileIndex("default-scheduler"), 1u);
+  in.profiles = {{"a"}, {"b"}};
+  EXPECT_EQ(in.profileIndex("b"), 1u);
+  EXPECT_EQ(in.profileIndex(""), 0u);
+}
+
+TEST(Interpretation, ReadsNodeLabels) {
+  const Interpretation in;
+  const std::vector<codec::KeyValue> labels = {{"topology.kubernetes.io/zone", ""},
+                                               {"failure-domain.beta.kubernetes.io/zone", "old-zone"},
+                                               {"nvidia.com/gpu.product", "Tesla-T4"},
+                                               {"nvidia.com/gpu.memory", "lots"},
+                                               {"gpu.nvidia.com/memory", "16Gi"},
+                                               {"cloud.google.com/gke-spot", "TRUE"}};
+  EXPECT_EQ(in.zone(labels), "old-zone");  // an empty value does not count
+  EXPECT_EQ(in.gpuModel(labels), "Tesla-T4");
+  EXPECT_EQ(in.gpuMemoryMiB(labels), 16384);  // an unparsable label gives way to the next
+  EXPECT_EQ(in.capacityType(labels), CapacityType::Spot);
+  EXPECT_TRUE(in.isGpuResource("nvidia.com/mig-1g.10gb"));
+  EXPECT_FALSE(in.isGpuResource("amd.com/gpu"));
+  EXPECT_TRUE(in.zone({}).empty());
+  EXPECT_EQ(in.gpuMemoryMiB({}), 0);
 }
 
 }  // namespace
