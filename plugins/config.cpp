@@ -103,9 +103,9 @@ bool buildProfile(const YAML::Node& p, std::string& name, std::vector<PendingPro
           ok = false;
         }
       }
-      if (!ok || weight < 1 || weight > kMaxPluginWeight) {
-        error = where + " (" + pname + "): weight: want an integer 1.." + std::to_string(kMaxPluginWeight) +
-                ", got \"" + scalarOr(e["weight"], "?") + "\"";
+      if (!ok || weight < 0 || weight > kMaxPluginWeight) {
+        error = where + " (" + pname + "): weight: want an integer 0.." + std::to_string(kMaxPluginWeight) +
+                " (0: filter only), got \"" + scalarOr(e["weight"], "?") + "\"";
         return false;
       }
     }
@@ -155,6 +155,11 @@ bool buildProfile(const YAML::Node& p, std::string& name, std::vector<PendingPro
     auto plugin = createPlugin(w.name, w.args, argError);
     if (plugin == nullptr) {
       error = "plugins[" + std::to_string(i) + "] (" + w.name + "): " + argError;
+      return false;
+    }
+    if (w.weight == 0 && !plugin->filters()) {
+      error = "plugins[" + std::to_string(i) + "] (" + w.name + "): weight: 0 means filter only, and " + w.name +
+              " does not filter";
       return false;
     }
     // What the cache reads for this profile comes from the same args (validated just above).

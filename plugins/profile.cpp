@@ -201,7 +201,7 @@ std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterStat
   }
   for (size_t p = 0; p < plugins_.size(); ++p) {
     const Plugin& plugin = *plugins_[p].plugin;
-    if (!plugin.scores()) continue;
+    if (!plugin.scores() || plugins_[p].weight == 0) continue;
     const int idx = static_cast<int>(p);
     std::fill_n(scores, n, 0);
     const std::span<int32_t> out(scores, n);
@@ -304,6 +304,7 @@ bool Profile::selectGpus(const CycleState& state, const NodeInfo& node, GpuAssig
   const PodInfo& pod = state.pod;
   if (!pod.wantsGpu() || pod.gpuResource != gpuResources_.primary() || node.gpuCount == 0) return true;
   for (size_t p = 0; p < plugins_.size(); ++p) {
+    if (plugins_[p].weight == 0) continue;  // a filter-only plugin does not place either
     if (plugins_[p].plugin->selectGpus(state, static_cast<int>(p), node, out)) return out.count > 0;
   }
   return plugins::selectGpus(pod, node, out, GpuChoice::BestFit);

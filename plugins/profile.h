@@ -7,7 +7,7 @@
 //   scoreTotals(feasible) PreScore → Score → NormalizeScore per plugin, clamped to 0..100,
 //                         summed with the weights (exact int64 ranking, what replay uses)
 //   extenderScores(...)   totals → 0..kMaxExtenderScore for the wire (see toExtenderScores)
-//   selectGpus(node)      plugins in order, then best fit
+//   selectGpus(node)      plugins in order (not those of weight 0), then best fit
 //
 // The caller owns a CycleState and a ProfileScratch per thread and reuses them across pods;
 // once the scratch has grown to the largest batch, a cycle allocates nothing on the passing
@@ -56,7 +56,7 @@ class Profile {
  public:
   struct Entry {
     std::unique_ptr<Plugin> plugin;
-    int32_t weight = 1;  // > 0
+    int32_t weight = 1;  // 0: the plugin filters only (neither its Score nor its GPU choice runs)
   };
 
   Profile(std::string name, GpuResourceConfig gpuResources, std::vector<Entry> plugins);

@@ -117,6 +117,16 @@ TEST(Config, ProfileWithoutGpuPluginCountsTheConfiguredGpu) {
   EXPECT_EQ(c->interpretation().gpuProductLabel, "x/y");
 }
 
+TEST(Config, WeightZeroIsAFilterOnlyPlugin) {
+  std::string error;
+  auto c = loadConfig(
+      "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\nprofiles:\n"
+      "- name: frag\n  plugins: [{name: GPU, weight: 0}, {name: Fleet, weight: 1}]\n",
+      error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(pluginsOf(c->profiles()[0]), (std::vector<std::pair<std::string, int32_t>>{{"GPU", 0}, {"Fleet", 1}}));
+}
+
 struct BadCase {
   const char* desc;
   std::string yaml;
@@ -142,12 +152,12 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"unknown plugin", withProfiles("- name: default\n  plugins: [{name: GPUs, weight: 1}]\n"),
                 "profiles[0] (default): plugins[0]: unknown plugin \"GPUs\" (known: " + registeredPluginNames() + ")"},
-        BadCase{"zero weight", withProfiles("- name: default\n  plugins: [{name: GPU, weight: 0}]\n"),
-                "profiles[0] (default): plugins[0] (GPU): weight: want an integer 1..1000, got \"0\""},
+        BadCase{"zero weight on a plugin that only scores", withProfiles("- name: default\n  plugins: [{name: Zone, weight: 0}]\n"),
+                "profiles[0] (default): plugins[0] (Zone): weight: 0 means filter only, and Zone does not filter"},
         BadCase{"negative weight", withProfiles("- name: p\n  plugins: [{name: Spot, weight: -2}]\n"),
-                "profiles[0] (p): plugins[0] (Spot): weight: want an integer 1..1000, got \"-2\""},
+                "profiles[0] (p): plugins[0] (Spot): weight: want an integer 0..1000 (0: filter only), got \"-2\""},
         BadCase{"text weight", withProfiles("- name: p\n  plugins: [{name: Spot, weight: heavy}]\n"),
-                "profiles[0] (p): plugins[0] (Spot): weight: want an integer 1..1000, got \"heavy\""},
+                "profiles[0] (p): plugins[0] (Spot): weight: want an integer 0..1000 (0: filter only), got \"heavy\""},
         BadCase{"bad enum arg",
                 withProfiles("- name: p\n  plugins: [{name: GPU}]\n  pluginConfig: [{name: GPU, args: {policy: pack}}]\n"),
                 "profiles[0] (p): plugins[0] (GPU): GPU args: policy: want one of binpack, spread, got \"pack\""},

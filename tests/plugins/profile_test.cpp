@@ -133,6 +133,58 @@ TEST(Profile, TotalsAreTheWeightedSumOfPluginScores) {
   EXPECT_EQ(wire, (std::vector<int32_t>{10, 0, 5}));
 }
 
+// Weight 0 keeps a plugin's Filter and drops its Score: the GPU filter under a placement policy.
+TEST(Profile, WeightZeroFiltersWithoutScoring) {
+  std::vector<Profile::Entry> e;
+  e.push_back({std::make_unique<Scripted>("A", std::set<std::string>{"y"},
+                                          std::map<std::string, int32_t>{{"x", 100}, {"y", 100}, {"z", 0}}),
+               0});
+  e.push_back({std::make_unique<Scripted>("B", std::set<std::string>{},
+                                          std::map<std::string, int32_t>{{"x", 0}, {"y", 100}, {"z", 50}}),
+               2});
+  Profile profile("p", {}, std::move(e));
+  Nodes nodes = named({"x", "y", "z"});
+  const auto pod = PodBuilder().build();
+  CycleState state;
+  ProfileScratch scratch;
+  FakeCluster cluster;
+  std::vector<Status> out(3);
+  const auto feasible = profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
+  ASSERT_EQ(feasible.size(), 2u);  // A still rejects y
+  const auto t = profile.scoreTotals(state, cluster, feasible, scratch);
+  EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{0, 100}));  // B's alone
+}
+
+// Always puts a pod on the node's last GPU.
+class LastGpu final : public Plugin {
+ public:
+  std::string_view name() const override { return "LastGpu"; }
+  bool filters() const override { return true; }
+  bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
+    out.count = 1;
+    out.index[0] = static_cast<uint8_t>(node.gpuCount - 1);
+    out.milliEach = state.pod.gpuMilli;
+    return true;
+  }
+};
+
+TEST(Profile, WeightZeroPluginsDoNotChooseGpus) {
+  Nodes nodes{NodeBuilder().gpus(4).build()};
+  const auto pod = PodBuilder().gpu(1).build();
+  for (int32_t weight : {0, 1}) {
+    std::vector<Profile::Entry> e;
+    e.push_back({std::make_unique<LastGpu>(), weight});
+    Profile profile("p", {}, std::move(e));
+    CycleState state;
+    FakeCluster cluster;
+    ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
+    GpuAssignment out;
+    ASSERT_TRUE(profile.selectGpus(state, *nodes.span()[0], out));
+    ASSERT_EQ(out.count, 1);
+    EXPECT_EQ(out.index[0], weight == 0 ? 0 : 3) << "weight " << weight;  // 0: the best-fit default
+  }
+}
+
 // Doubles its raw scores in NormalizeScore; the pipeline must weigh the normalized values.
 class Doubling final : public Plugin {
  public:
