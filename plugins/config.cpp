@@ -266,7 +266,7 @@ std::optional<Config> loadConfig(std::string_view yaml, std::string& error) {
   }
 }
 
-std::optional<Config> loadConfigFile(const std::string& path, std::string& error) {
+std::optional<Config> loadConfigFile(const std::string& path, std::string& error, std::string* text) {
   std::ifstream in(path);
   if (!in) {
     error = path + ": cannot read the file";
@@ -274,6 +274,7 @@ std::optional<Config> loadConfigFile(const std::string& path, std::string& error
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  if (text != nullptr) *text = ss.str();
   auto c = loadConfig(ss.str(), error);
   if (!c) error = path + ": " + error;
   return c;

@@ -49,8 +49,8 @@ class Config {
 
 // Parses YAML text. On error returns nullopt and sets `error` to one line.
 std::optional<Config> loadConfig(std::string_view yaml, std::string& error);
-// Reads and parses a file; errors start with the path.
-std::optional<Config> loadConfigFile(const std::string& path, std::string& error);
+// Reads and parses a file; errors start with the path. `text`, when given, receives the file.
+std::optional<Config> loadConfigFile(const std::string& path, std::string& error, std::string* text = nullptr);
 
 // Profile "default": GPU 10, Spot 5, Zone 3, every plugin with default args.
 Config defaultConfig();

@@ -36,6 +36,9 @@ void addReplayOptions(CLI::App& cmd, Options& o) {
   cmd.add_option("--policies", o.policies,
                  "Policies: random, dotprod, clustering, packing, bestfit, fgd, fleet (default: all)")
       ->delimiter(',');
+  cmd.add_option("--config", o.configFile,
+                 "FleetschedConfiguration: replay each of its profiles as serve runs it, named by profile "
+                 "(with --policies, next to those)");
   cmd.add_option("--seeds", *seeds, "Seeds, e.g. 42-51 or 42,43 (default: 42-51)")->delimiter(',');
   cmd.add_option("--tune-ratio", o.tuneRatio, "Tune the pod list to this multiple of GPU capacity (<= 0: off)")
       ->capture_default_str();
@@ -47,6 +50,11 @@ void addReplayOptions(CLI::App& cmd, Options& o) {
   cmd.add_flag("!--no-plot", o.plot, "Skip the PNG plot");
   cmd.add_option("--plot-script", o.plotScript, "Plot script (default: replay/plot_allocation.py)");
   cmd.add_flag("!--no-progress", o.progress, "No progress bar");
+  cmd.add_flag("--write-placements", o.writePlacements,
+               "Also write every run's placements (pod -> node gpus) to placements-<trace>-<policy>-<seed>.txt");
+  cmd.add_option("--write-plan", o.planDir,
+                 "Also write each trace and seed's pods in submission order and its named nodes to this folder "
+                 "(<trace>-<seed>-pods.csv, -nodes.csv), for a live run of the same experiment");
   cmd.parse_complete_callback([seeds, &o] { o.seeds = parseSeeds(*seeds); });
 }
 

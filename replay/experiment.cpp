@@ -5,9 +5,11 @@
 #include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "plugins/annotations.h"
+#include "plugins/config.h"
 #include "plugins/policies/fgd/frag_cache.h"
 #include "plugins/policies/policies.h"
 #include "replay/cluster.h"
@@ -32,11 +34,6 @@ class Rng {
 
  private:
   std::mt19937_64 engine_;
-};
-
-struct Entry {
-  uint32_t row;
-  int32_t clone;  // -1: the original pod; else the i of "<name>-tuned-<i>"
 };
 
 int64_t totalMilli(const PodRow& p) { return int64_t{p.gpuCount} * p.gpuMilli; }
@@ -88,17 +85,12 @@ std::shared_ptr<const TraceData> prepareTrace(std::string name, std::vector<Node
   return t;
 }
 
-ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spec, bool recordPlacements) {
-  const auto started = std::chrono::steady_clock::now();
-  ExperimentResult res;
-  res.trace = trace.name;
-  res.policy = spec.policy;
-  res.seed = spec.seed;
-
+ExperimentPlan planExperiment(const TraceData& trace, const ExperimentSpec& spec) {
+  ExperimentPlan plan;
   Rng rng(spec.seed);
   // Order: name order, then one uniform shuffle.
   const uint32_t n = static_cast<uint32_t>(trace.pods.size());
-  std::vector<Entry> order;
+  std::vector<PlannedPod>& order = plan.pods;
   order.reserve(n * 2);
   for (uint32_t i = 0; i < n; ++i) order.push_back({i, -1});
   if (spec.shuffle) {
@@ -126,6 +118,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
       }
     }
   }
+  if (spec.podLimit > 0 && order.size() > spec.podLimit) order.resize(spec.podLimit);
   // Node names: a seeded 4-digit prefix from a random permutation.
   std::vector<uint32_t> perm(trace.nodes.size());
   for (uint32_t i = 0; i < perm.size(); ++i) {
@@ -133,31 +126,66 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     perm[i] = perm[j];
     perm[j] = i;
   }
-  std::vector<std::string> names(trace.nodes.size());
-  for (size_t i = 0; i < names.size(); ++i) {
+  plan.nodeNames.resize(trace.nodes.size());
+  for (size_t i = 0; i < plan.nodeNames.size(); ++i) {
     char prefix[16];
     std::snprintf(prefix, sizeof(prefix), "%04u-", perm[i]);
-    names[i].assign(prefix).append(trace.nodes[i].name);
+    plan.nodeNames[i].assign(prefix).append(trace.nodes[i].name);
   }
-  Cluster cluster(trace.nodes, std::move(names));
+  return plan;
+}
+
+std::string ExperimentPlan::podName(const TraceData& trace, size_t attempt) const {
+  const PlannedPod e = pods[attempt];
+  std::string name = trace.pods[e.row].name;
+  if (e.clone >= 0) name.append("-tuned-").append(std::to_string(e.clone));
+  return name;
+}
+
+ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spec, bool recordPlacements) {
+  const auto started = std::chrono::steady_clock::now();
+  ExperimentResult res;
+  res.trace = trace.name;
+  res.policy = spec.policy;
+  res.seed = spec.seed;
+
+  ExperimentPlan plan = planExperiment(trace, spec);
+  int64_t capacity = 0;
+  for (const auto& node : trace.nodes) capacity += int64_t{node.gpuCount} * plugins::kMilliPerGpu;
+  Cluster cluster(trace.nodes, std::move(plan.nodeNames));
 
   // FGD-style policies share their fragmentation cache with the driver, which refreshes it after
   // each Reserve as a server's cache writer would after a watch event, so decisions only read
   // memoised scores.
-  const auto model = plugins::policies::fragModelFor(spec.policy, trace.typical);
-  const auto frag = plugins::policies::fragCacheFor(spec.policy, model);
-  if (frag) {
-    for (const auto& object : trace.objects) frag->observePodClass(podInfoOf(object));
-    for (uint32_t id = 0; id < cluster.size(); ++id) frag->refresh(cluster.node(id));
-  }
-  plugins::policies::PolicyArgs args{spec.seed, model, frag};
+  std::shared_ptr<plugins::policies::FragCache> frag;
+  std::optional<plugins::Config> config;  // a user's profile: its own instance per experiment
+  std::optional<Pipeline> pipeline;
   std::string error;
-  auto policy = plugins::policies::createPolicy(spec.policy, args, &error);
-  if (!policy) {
-    std::fprintf(stderr, "replay: %s\n", error.c_str());
-    return res;
+  if (spec.config) {
+    // Plugins that learn (FGD, Fleet: typical pods online) keep state, so every experiment
+    // builds its own from the text.
+    config = plugins::loadConfig(*spec.config, error);
+    const plugins::Profile* profile = config ? config->find(spec.policy) : nullptr;
+    if (profile == nullptr) {
+      std::fprintf(stderr, "replay: profile %s: %s\n", spec.policy.c_str(), config ? "not in the config" : error.c_str());
+      return res;
+    }
+    pipeline.emplace(*profile);
+  } else {
+    const auto model = plugins::policies::fragModelFor(spec.policy, trace.typical);
+    frag = plugins::policies::fragCacheFor(spec.policy, model);
+    if (frag) {
+      for (const auto& object : trace.objects) frag->observePodClass(podInfoOf(object));
+      for (uint32_t id = 0; id < cluster.size(); ++id) frag->refresh(cluster.node(id));
+    }
+    plugins::policies::PolicyArgs args{spec.seed, model, frag};
+    auto policy = plugins::policies::createPolicy(spec.policy, args, &error);
+    if (!policy) {
+      std::fprintf(stderr, "replay: %s\n", error.c_str());
+      return res;
+    }
+    pipeline.emplace(std::move(policy));
   }
-  Pipeline pipeline(std::move(policy));
 
   // Cluster fragmentation, kept up to date per placement (only the placed node changes).
   // The metric always measures with the published typical pods.
@@ -169,7 +197,7 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
     fragSum += nodeFrag[id];
   }
 
-  const size_t attempts = spec.podLimit > 0 ? std::min(spec.podLimit, order.size()) : order.size();
+  const size_t attempts = plan.pods.size();
   std::vector<float> latency, cpuLatency;
   latency.reserve(attempts);
   cpuLatency.reserve(attempts);
@@ -179,15 +207,15 @@ ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spe
   int64_t arrived = 0;
   std::string cloneName;
   for (size_t a = 0; a < attempts; ++a) {
-    const Entry e = order[a];
+    const PlannedPod e = plan.pods[a];
     codec::Pod pod = trace.objects[e.row];
     if (e.clone >= 0) {
-      cloneName.assign(trace.pods[e.row].name).append("-tuned-").append(std::to_string(e.clone));
+      cloneName = plan.podName(trace, a);
       pod.name = cloneName;
     }
     const double c0 = threadCpuUs();
     const auto t0 = std::chrono::steady_clock::now();
-    const Decision d = pipeline.decide(pod, cluster);
+    const Decision d = pipeline->decide(pod, cluster);
     const auto t1 = std::chrono::steady_clock::now();
     cpuLatency.push_back(static_cast<float>(threadCpuUs() - c0));
     latency.push_back(std::chrono::duration<float, std::micro>(t1 - t0).count());

@@ -40,11 +40,16 @@ struct TraceData {
 std::shared_ptr<const TraceData> prepareTrace(std::string name, std::vector<NodeRow> nodes, std::vector<PodRow> pods);
 
 struct ExperimentSpec {
+  // A built-in policy (plugins::policies::policyNames(): the published pipeline, typical pods
+  // learned from the whole trace up front), or with `config` the name of one of its profiles.
   std::string policy;
   uint64_t seed = 42;
   double tuneRatio = 1.3;  // <= 0: no tuning
   bool shuffle = true;
   size_t podLimit = 0;     // > 0: stop after this many attempts
+  // FleetschedConfiguration YAML whose profile `policy` runs as `serve` runs it (plugins from
+  // their args, FGD and Fleet learning typical pods online from the pods they see).
+  std::shared_ptr<const std::string> config;
 };
 
 struct ExperimentResult {
@@ -72,6 +77,20 @@ struct ExperimentResult {
   // "pod -> node gpu,gpu" per attempt ("pod -> -" when it failed), only when asked for.
   std::vector<std::string> placements;
 };
+
+// What an experiment submits, in order, and the node names it uses: the seeded shuffle and
+// tuning, and the seeded name prefixes. The same for every policy given the trace and seed, so
+// a live run (bench/replay/live.py) can submit exactly the replay's pods.
+struct PlannedPod {
+  uint32_t row;   // in TraceData::pods
+  int32_t clone;  // -1: the original pod; else the i of "<name>-tuned-<i>"
+};
+struct ExperimentPlan {
+  std::vector<PlannedPod> pods;         // attempt order, podLimit applied
+  std::vector<std::string> nodeNames;   // nodeNames[i] is the name TraceData::nodes[i] gets
+  std::string podName(const TraceData& trace, size_t attempt) const;
+};
+ExperimentPlan planExperiment(const TraceData& trace, const ExperimentSpec& spec);
 
 ExperimentResult runExperiment(const TraceData& trace, const ExperimentSpec& spec, bool recordPlacements = false);
 

@@ -1,42 +1,32 @@
 #include "replay/pipeline.h"
 
 #include "plugins/fit/fit_plugin.h"
-#include "plugins/gpu/gpu_plugin.h"
 #include "plugins/interpretation.h"
 
 namespace fleetsched::replay {
 
 namespace {
 
-// Runs a plugin's PreFilter and Filter and hides the rest, so the GPU plugin's feasibility
-// rules (count, share, fleetsched.io/gpu-models) apply without its binpack score.
-class FilterOnly final : public plugins::Plugin {
- public:
-  explicit FilterOnly(std::unique_ptr<plugins::Plugin> inner) : inner_(std::move(inner)) {}
-  std::string_view name() const override { return inner_->name(); }
-  bool filters() const override { return inner_->filters(); }
-  plugins::Status preFilter(plugins::CycleState& state, const plugins::ClusterState& cluster,
-                            int index) const override {
-    return inner_->preFilter(state, cluster, index);
-  }
-  void filter(const plugins::CycleState& state, int index, plugins::NodeSpan nodes,
-              std::span<plugins::Status> out) const override {
-    inner_->filter(state, index, nodes, out);
-  }
-
- private:
-  std::unique_ptr<plugins::Plugin> inner_;
-};
-
-std::vector<plugins::Profile::Entry> entries(std::unique_ptr<plugins::Plugin> policy) {
+plugins::Profile fitProfile() {
   std::vector<plugins::Profile::Entry> e;
-  e.push_back({plugins::fit::create({}), 1});
-  e.push_back({std::make_unique<FilterOnly>(plugins::gpu::create({})), 1});
+  e.push_back({plugins::fit::create({}), 0});
+  return plugins::Profile("resource-fit", plugins::GpuResourceConfig{}, std::move(e));
+}
+
+plugins::Profile publishedProfile(std::unique_ptr<plugins::Plugin> policy) {
+  std::vector<plugins::Profile::Entry> e;
+  e.push_back({plugins::gpu::create(replayGpuArgs()), 0});
   e.push_back({std::move(policy), 1});
-  return e;
+  return plugins::Profile("replay", plugins::GpuResourceConfig{}, std::move(e));
 }
 
 }  // namespace
+
+plugins::gpu::Args replayGpuArgs() {
+  plugins::gpu::Args a;
+  a.countWholeDevices = false;
+  return a;
+}
 
 plugins::PodInfo podInfoOf(const codec::Pod& pod) {
   plugins::PodInfo info;
@@ -45,16 +35,20 @@ plugins::PodInfo podInfoOf(const codec::Pod& pod) {
 }
 
 Pipeline::Pipeline(std::unique_ptr<plugins::Plugin> policy)
-    : profile_("replay", plugins::GpuResourceConfig{}, entries(std::move(policy))) {}
+    : fit_(fitProfile()), owned_(publishedProfile(std::move(policy))), profile_(&*owned_) {}
+
+Pipeline::Pipeline(const plugins::Profile& profile) : fit_(fitProfile()), profile_(&profile) {}
 
 Decision Pipeline::decide(const codec::Pod& pod, const Cluster& cluster) {
   Decision d;
   const plugins::NodeSpan all = cluster.nodes();
   verdicts_.resize(all.size());
-  const plugins::NodeSpan feasible = profile_.runFilter(pod, state_, cluster, all, verdicts_, scratch_);
+  const plugins::NodeSpan fits = fit_.runFilter(pod, fitState_, cluster, all, verdicts_, fitScratch_);
+  const plugins::NodeSpan feasible =
+      profile_->runFilter(pod, state_, cluster, fits, std::span(verdicts_).first(fits.size()), scratch_);
   d.pod = state_.pod;
   if (feasible.empty()) return d;
-  const auto totals = profile_.scoreTotals(state_, cluster, feasible, scratch_);
+  const auto totals = profile_->scoreTotals(state_, cluster, feasible, scratch_);
   size_t best = 0;
   for (size_t n = 1; n < feasible.size(); ++n) {
     if (totals[n] > totals[best] ||
@@ -63,7 +57,7 @@ Decision Pipeline::decide(const codec::Pod& pod, const Cluster& cluster) {
     }
   }
   const plugins::NodeInfo& chosen = *feasible[best];
-  if (!profile_.selectGpus(state_, chosen, d.gpus)) return d;
+  if (!profile_->selectGpus(state_, chosen, d.gpus)) return d;
   if (d.pod.wantsGpu() && d.gpus.count == 0) return d;  // no per-GPU ledger: cannot happen in replay
   d.node = static_cast<int>(chosen.id);
   return d;

@@ -12,10 +12,13 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "plugins/config.h"
 #include "plugins/policies/policies.h"
 #include "replay/experiment.h"
+#include "replay/published.h"
 
 namespace fleetsched::replay {
 
@@ -23,19 +26,6 @@ namespace {
 
 constexpr const char* kNodeFile = "openb_node_list_gpu_node.csv";
 const std::vector<std::string> kAnchorTraces = {"default", "cpu100", "gpushare40", "gpuspec10", "multigpu20"};
-
-struct Published {
-  const char* trace;
-  double v[6][2];  // random, dotprod, clustering, packing, bestfit, fgd × (100 %, 130 %)
-};
-constexpr Published kPublished[] = {
-    {"default", {{86.3, 87.5}, {90.6, 90.8}, {91.7, 91.9}, {91.8, 92.0}, {92.9, 93.1}, {95.2, 95.4}}},
-    {"cpu100", {{87.4, 89.1}, {91.7, 92.0}, {92.4, 92.6}, {92.5, 92.7}, {93.3, 93.4}, {95.2, 95.4}}},
-    {"gpushare40", {{84.9, 86.0}, {89.3, 89.6}, {89.8, 90.0}, {89.8, 90.0}, {91.4, 91.7}, {94.0, 94.1}}},
-    {"gpuspec10", {{86.3, 87.4}, {90.2, 90.4}, {92.0, 92.2}, {92.2, 92.5}, {93.1, 93.3}, {94.7, 94.9}}},
-    {"multigpu20", {{86.9, 88.7}, {91.8, 92.1}, {93.3, 93.6}, {93.5, 93.7}, {93.7, 93.9}, {95.5, 95.7}}},
-};
-constexpr const char* kPublishedPolicies[] = {"random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
 
 std::string tracePath(const Options& o, const std::string& trace) {
   if (trace.find('/') != std::string::npos || trace.ends_with(".csv")) return trace;
@@ -53,54 +43,6 @@ std::string fmt(double v, int decimals = 2) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
   return buf;
-}
-
-struct Summary {
-  std::string trace, policy;
-  size_t runs = 0;
-  double at100 = 0, at130 = 0, spread100 = 0, spread130 = 0;
-  double frag130 = 0, failed = 0, seconds = 0, p50 = 0, p99 = 0, cpuP50 = 0, cpuP99 = 0;
-  bool hasPublished = false;
-  double pub100 = 0, pub130 = 0;
-};
-
-std::vector<Summary> summarise(const Options& o, const std::vector<ExperimentResult>& results) {
-  std::vector<Summary> out;
-  for (const auto& traceName : o.traces) {
-    const std::string trace = traceLabel(traceName);
-    for (const auto& policy : o.policies) {
-      Summary s;
-      s.trace = trace;
-      s.policy = policy;
-      std::vector<const ExperimentResult*> rs;
-      for (const auto& r : results) {
-        if (r.trace == trace && r.policy == policy && r.attempts > 0) rs.push_back(&r);
-      }
-      if (rs.empty()) continue;
-      s.runs = rs.size();
-      for (const auto* r : rs) {
-        s.at100 += r->allocation[100];
-        s.at130 += r->allocation[130];
-        s.frag130 += r->fragmentation[130];
-        s.failed += static_cast<double>(r->failed);
-        s.seconds += r->seconds;
-        s.p50 += r->latencyP50Us;
-        s.p99 += r->latencyP99Us;
-        s.cpuP50 += r->cpuP50Us;
-        s.cpuP99 += r->cpuP99Us;
-      }
-      const double k = static_cast<double>(rs.size());
-      s.at100 /= k, s.at130 /= k, s.frag130 /= k, s.failed /= k, s.seconds /= k, s.p50 /= k, s.p99 /= k;
-      s.cpuP50 /= k, s.cpuP99 /= k;
-      for (const auto* r : rs) {
-        s.spread100 = std::max(s.spread100, std::abs(r->allocation[100] - s.at100));
-        s.spread130 = std::max(s.spread130, std::abs(r->allocation[130] - s.at130));
-      }
-      s.hasPublished = publishedAllocation(trace, policy, s.pub100, s.pub130);
-      out.push_back(s);
-    }
-  }
-  return out;
 }
 
 void printTable(const std::vector<Summary>& summary) {
@@ -165,6 +107,16 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
          << ", \"cpuP99Us\": " << fmt(s.cpuP99) << "}" << (i + 1 < summary.size() ? "," : "") << "\n";
   }
   json << "  ]\n}\n";
+  for (const auto& r : results) {
+    if (r.placements.empty()) continue;
+    const std::string name = "placements-" + r.trace + "-" + r.policy + "-" + std::to_string(r.seed) + ".txt";
+    std::ofstream out((std::filesystem::path(o.outDir) / name).string());
+    for (const auto& line : r.placements) out << line << '\n';
+    if (!out) {
+      error = o.outDir + "/" + name + ": cannot write";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -182,20 +134,87 @@ void plot(const Options& o) {
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "replay: plotting failed: %s\n", cmd.c_str());
 }
 
-}  // namespace
-
-bool publishedAllocation(const std::string& trace, const std::string& policy, double& at100, double& at130) {
-  for (const auto& p : kPublished) {
-    if (trace != p.trace) continue;
-    for (int i = 0; i < 6; ++i) {
-      if (policy == kPublishedPolicies[i]) {
-        at100 = p.v[i][0];
-        at130 = p.v[i][1];
-        return true;
+bool writePlans(const Options& o, const std::vector<std::shared_ptr<const TraceData>>& traces, std::string& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.planDir, ec);
+  if (ec) {
+    error = o.planDir + ": " + ec.message();
+    return false;
+  }
+  for (const auto& t : traces) {
+    for (uint64_t seed : o.seeds) {
+      const ExperimentPlan plan = planExperiment(*t, {"", seed, o.tuneRatio, o.shuffle, o.podLimit});
+      const std::string stem = (std::filesystem::path(o.planDir) / (t->name + "-" + std::to_string(seed))).string();
+      std::ofstream pods(stem + "-pods.csv"), nodes(stem + "-nodes.csv");
+      pods << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+      for (size_t a = 0; a < plan.pods.size(); ++a) {
+        const PodRow& p = t->pods[plan.pods[a].row];
+        pods << plan.podName(*t, a) << ',' << p.milliCpu << ',' << p.memoryMiB << ',' << p.gpuCount << ','
+             << p.gpuMilli << ',' << p.gpuSpec << '\n';
+      }
+      nodes << "sn,cpu_milli,memory_mib,gpu,model\n";
+      for (size_t i = 0; i < t->nodes.size(); ++i) {
+        const NodeRow& n = t->nodes[i];
+        nodes << plan.nodeNames[i] << ',' << n.milliCpu << ',' << n.memoryMiB << ',' << n.gpuCount << ',' << n.gpuModel
+              << '\n';
+      }
+      if (!pods || !nodes) {
+        error = stem + ": cannot write the plan";
+        return false;
       }
     }
   }
-  return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Summary> summarise(const std::vector<ExperimentResult>& results) {
+  // Traces and policies in the order they first appear in the results.
+  std::vector<std::string> traces, policies;
+  for (const auto& r : results) {
+    if (std::find(traces.begin(), traces.end(), r.trace) == traces.end()) traces.push_back(r.trace);
+    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end()) policies.push_back(r.policy);
+  }
+  std::vector<Summary> out;
+  for (const auto& trace : traces) {
+    for (const auto& policy : policies) {
+      Summary s;
+      s.trace = trace;
+      s.policy = policy;
+      std::vector<const ExperimentResult*> rs;
+      for (const auto& r : results) {
+        if (r.trace == trace && r.policy == policy && r.attempts > 0) rs.push_back(&r);
+      }
+      if (rs.empty()) continue;
+      s.runs = rs.size();
+      for (const auto* r : rs) {
+        s.at100 += r->allocation[100];
+        s.at130 += r->allocation[130];
+        s.frag130 += r->fragmentation[130];
+        s.failed += static_cast<double>(r->failed);
+        s.seconds += r->seconds;
+        s.p50 += r->latencyP50Us;
+        s.p99 += r->latencyP99Us;
+        s.cpuP50 += r->cpuP50Us;
+        s.cpuP99 += r->cpuP99Us;
+      }
+      const double k = static_cast<double>(rs.size());
+      s.at100 /= k, s.at130 /= k, s.frag130 /= k, s.failed /= k, s.seconds /= k, s.p50 /= k, s.p99 /= k;
+      s.cpuP50 /= k, s.cpuP99 /= k;
+      for (const auto* r : rs) {
+        s.spread100 = std::max(s.spread100, std::abs(r->allocation[100] - s.at100));
+        s.spread130 = std::max(s.spread130, std::abs(r->allocation[130] - s.at130));
+      }
+      if (const PublishedAllocation* pub = findPublished(trace, policy)) {
+        s.hasPublished = true;
+        s.pub100 = pub->at100;
+        s.pub130 = pub->at130;
+      }
+      out.push_back(s);
+    }
+  }
+  return out;
 }
 
 Options withDefaults(Options o) {
@@ -204,7 +223,7 @@ Options withDefaults(Options o) {
     o.traceDir = env != nullptr ? env : "";
   }
   if (o.traces.empty()) o.traces = kAnchorTraces;
-  if (o.policies.empty()) {
+  if (o.policies.empty() && o.configFile.empty()) {
     for (auto p : plugins::policies::policyNames()) o.policies.emplace_back(p);
   }
   if (o.seeds.empty()) {
@@ -214,43 +233,49 @@ Options withDefaults(Options o) {
   return o;
 }
 
-int runCommand(const Options& options) {
+std::optional<std::vector<ExperimentResult>> runExperiments(const Options& options, std::string& error) {
   const Options o = withDefaults(options);
   if (o.traceDir.empty() && o.nodeFile.empty()) {
-    std::fprintf(stderr, "replay: no trace folder: pass --trace-dir or set FLEETSCHED_OPENB_DIR\n");
-    return 2;
-  }
-  std::string error;
-  for (const auto& p : o.policies) {
-    if (!plugins::policies::createPolicy(p, {}, &error)) {
-      std::fprintf(stderr, "replay: %s\n", error.c_str());
-      return 2;
-    }
+    error = "no trace folder: pass --trace-dir or set FLEETSCHED_OPENB_DIR";
+    return std::nullopt;
   }
   std::vector<NodeRow> nodes;
   const std::string nodeFile = o.nodeFile.empty() ? (std::filesystem::path(o.traceDir) / kNodeFile).string() : o.nodeFile;
-  if (!readNodeList(nodeFile, nodes, error)) {
-    std::fprintf(stderr, "replay: %s\n", error.c_str());
-    return 1;
-  }
+  if (!readNodeList(nodeFile, nodes, error)) return std::nullopt;
   std::vector<std::shared_ptr<const TraceData>> traces;
   for (const auto& t : o.traces) {
     std::vector<PodRow> pods;
-    if (!readPodList(tracePath(o, t), pods, error)) {
-      std::fprintf(stderr, "replay: %s\n", error.c_str());
-      return 1;
-    }
+    if (!readPodList(tracePath(o, t), pods, error)) return std::nullopt;
     traces.push_back(prepareTrace(traceLabel(t), nodes, std::move(pods)));
   }
+  if (!o.planDir.empty() && !writePlans(o, traces, error)) return std::nullopt;
 
   struct Job {
     const TraceData* trace;
     ExperimentSpec spec;
   };
+  // Built-in policies, then the config's profiles.
+  std::vector<std::pair<std::string, std::shared_ptr<const std::string>>> policies;
+  for (const auto& p : o.policies) policies.emplace_back(p, nullptr);
+  if (!o.configFile.empty()) {
+    auto text = std::make_shared<std::string>();
+    auto config = plugins::loadConfigFile(o.configFile, error, text.get());
+    if (!config) return std::nullopt;
+    for (const auto& profile : config->profiles()) {
+      const std::string name(profile.name());
+      for (auto builtIn : plugins::policies::policyNames()) {
+        if (name == builtIn) {
+          error = o.configFile + ": profile \"" + name + "\" has a built-in policy's name; rename it";
+          return std::nullopt;
+        }
+      }
+      policies.emplace_back(name, text);
+    }
+  }
   std::vector<Job> jobs;
   for (const auto& t : traces) {
-    for (const auto& p : o.policies) {
-      for (uint64_t seed : o.seeds) jobs.push_back({t.get(), {p, seed, o.tuneRatio, o.shuffle, o.podLimit}});
+    for (const auto& [p, config] : policies) {
+      for (uint64_t seed : o.seeds) jobs.push_back({t.get(), {p, seed, o.tuneRatio, o.shuffle, o.podLimit, config}});
     }
   }
   std::vector<ExperimentResult> results(jobs.size());
@@ -261,7 +286,7 @@ int runCommand(const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      results[i] = runExperiment(*jobs[i].trace, jobs[i].spec);
+      results[i] = runExperiment(*jobs[i].trace, jobs[i].spec, o.writePlacements);
       std::lock_guard lock(progressMutex);
       ++done;
       if (bar) {
@@ -277,10 +302,26 @@ int runCommand(const Options& options) {
   const unsigned n = std::min<unsigned>(o.jobs, static_cast<unsigned>(jobs.size()));
   for (unsigned i = 0; i < n; ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
+  return results;
+}
 
-  const auto summary = summarise(o, results);
+int runCommand(const Options& options) {
+  const Options o = withDefaults(options);
+  std::string error;
+  for (const auto& p : o.policies) {
+    if (!plugins::policies::createPolicy(p, {}, &error)) {
+      std::fprintf(stderr, "replay: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  const auto results = runExperiments(o, error);
+  if (!results) {
+    std::fprintf(stderr, "replay: %s\n", error.c_str());
+    return o.traceDir.empty() && o.nodeFile.empty() ? 2 : 1;
+  }
+  const auto summary = summarise(*results);
   printTable(summary);
-  if (!writeOutputs(o, results, summary, error)) {
+  if (!writeOutputs(o, *results, summary, error)) {
     std::fprintf(stderr, "replay: %s\n", error.c_str());
     return 1;
   }

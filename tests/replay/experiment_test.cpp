@@ -6,19 +6,18 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "plugins/policies/policies.h"
+#include "replay/published.h"
 #include "replay/replay.h"
+#include "tests/replay/openb.h"
 
 namespace fleetsched::replay {
 namespace {
 
-// FLEETSCHED_OPENB_DIR, else ../shared/data/openb next to the source tree.
-std::string openbDir() {
-  if (const char* env = std::getenv("FLEETSCHED_OPENB_DIR")) return env;
-  const char* root = std::getenv("FLEETSCHED_SOURCE_ROOT");
-  return (std::filesystem::path(root != nullptr ? root : ".") / ".." / "shared" / "data" / "openb").string();
-}
+using testing::openbDir;
 
 std::shared_ptr<const TraceData> loadOpenb(const std::string& trace) {
   const std::string dir = openbDir();
@@ -53,11 +52,13 @@ TEST(OpenbReplay, TypicalPodsMatchThePublishedClassCounts) {
 }
 
 TEST(OpenbReplay, PublishedTableIsKnown) {
-  double a = 0, b = 0;
-  ASSERT_TRUE(publishedAllocation("default", "fgd", a, b));
-  EXPECT_DOUBLE_EQ(a, 95.2);
-  EXPECT_DOUBLE_EQ(b, 95.4);
-  EXPECT_FALSE(publishedAllocation("default", "fleet", a, b));
+  // 17 traces x 6 policies; spec §4 rounds default FGD to 95.2 / 95.4.
+  EXPECT_EQ(publishedTable().size(), 102u);
+  const PublishedAllocation* fgd = findPublished("default", "fgd");
+  ASSERT_NE(fgd, nullptr);
+  EXPECT_NEAR(fgd->at100, 95.2, 0.05);
+  EXPECT_NEAR(fgd->at130, 95.4, 0.05);
+  EXPECT_EQ(findPublished("default", "fleet"), nullptr);
 }
 
 // Two nodes of model A, one of model B; pods constrained to B and shared pods.
@@ -90,6 +91,23 @@ TEST(SyntheticReplay, ModelConstraintAndSharedGpusGoThroughThePipeline) {
   }
 }
 
+// The published method accounts shared GPUs in milli per GPU: twelve quarter-GPU pods fill
+// three GPUs. (Holding each shared pod to a whole nvidia.com/gpu unit placed 6 of them and cost
+// every policy 3-9 points on the openb traces.)
+TEST(SyntheticReplay, SharedPodsPackOntoOneGpu) {
+  std::vector<NodeRow> nodes = {{"node-2", 64000, 65536, 2, "A"}, {"node-1", 64000, 65536, 1, "A"}};
+  std::vector<PodRow> pods;
+  for (int i = 0; i < 12; ++i) pods.push_back({"pod-q" + std::to_string(i), 1000, 1024, 1, 250, ""});
+  const auto trace = prepareTrace("quarters", std::move(nodes), std::move(pods));
+  for (const auto name : plugins::policies::policyNames()) {
+    const std::string policy(name);
+    const auto r = runExperiment(*trace, ExperimentSpec{policy, 42, 0, false, 0}, true);
+    EXPECT_EQ(r.failed, 0u) << policy;
+    EXPECT_EQ(r.usedMilli, 3000) << policy;
+    EXPECT_EQ(r.gpusTouched, 3) << policy;
+  }
+}
+
 TEST(SyntheticReplay, TuningAppendsClonesUpToTheTarget) {
   const auto trace = syntheticTrace();
   ExperimentSpec spec{"bestfit", 42, 1.3, true, 0};
@@ -99,6 +117,54 @@ TEST(SyntheticReplay, TuningAppendsClonesUpToTheTarget) {
   EXPECT_NE(r.placements.back().find("-tuned-"), std::string::npos);
   EXPECT_LE(r.arrivedMilli, 7800);
   EXPECT_GE(r.arrivedMilli + 1000, 7800);  // stops at the first draw that would overshoot
+}
+
+TEST(SyntheticReplay, PlanIsWhatTheExperimentSubmits) {
+  const auto trace = syntheticTrace();
+  const ExperimentSpec spec{"fgd", 43, 1.3, true, 0};
+  const ExperimentPlan plan = planExperiment(*trace, spec);
+  const auto r = runExperiment(*trace, spec, true);
+  ASSERT_EQ(plan.pods.size(), r.placements.size());
+  for (size_t a = 0; a < plan.pods.size(); ++a) {
+    EXPECT_EQ(r.placements[a].substr(0, r.placements[a].find(" -> ")), plan.podName(*trace, a));
+  }
+  ASSERT_EQ(plan.nodeNames.size(), trace->nodes.size());
+  for (size_t i = 0; i < plan.nodeNames.size(); ++i) {
+    EXPECT_EQ(plan.nodeNames[i].substr(5), trace->nodes[i].name);  // "NNNN-" + the trace's name
+  }
+}
+
+// A user's profile runs through the same driver; its filters still apply (the B pods only fit
+// node-b1) and its policy learns the typical pods as they come.
+TEST(SyntheticReplay, UserProfilesReplayAsTheServerRunsThem) {
+  const auto trace = syntheticTrace();
+  auto yaml = std::make_shared<const std::string>(
+      "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\nprofiles:\n"
+      "- name: frag\n  plugins: [{name: GPU, weight: 0}, {name: Fleet, weight: 1}]\n"
+      "  pluginConfig: [{name: GPU, args: {countWholeDevices: false}}]\n");
+  const auto r = runExperiment(*trace, ExperimentSpec{"frag", 42, 0, false, 0, yaml}, true);
+  ASSERT_EQ(r.placements.size(), 7u);
+  EXPECT_NE(r.placements[0].find("node-b1"), std::string::npos) << r.placements[0];
+  EXPECT_EQ(r.placements[2], "pod-b2 -> -");
+  EXPECT_EQ(r.usedMilli, 4000);
+}
+
+TEST(OpenbReplay, ConfigProfilesMayNotShadowBuiltInPolicies) {
+  const auto dir = std::filesystem::temp_directory_path() / "fleetsched-replay-config-test";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "config.yaml";
+  std::ofstream(file) << "apiVersion: fleetsched.io/v1alpha1\nkind: FleetschedConfiguration\nprofiles:\n"
+                         "- name: fgd\n  plugins: [{name: FGD}]\n";
+  Options o;
+  o.traceDir = openbDir();
+  o.traces = {"default"};
+  o.configFile = file.string();
+  std::string error;
+  EXPECT_FALSE(runExperiments(o, error));
+  if (testing::haveOpenb()) {
+    EXPECT_NE(error.find("profile \"fgd\" has a built-in policy's name"), std::string::npos) << error;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
