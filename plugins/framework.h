@@ -198,9 +198,10 @@ class Plugin {
     (void)state, (void)index, (void)nodes, (void)out;
   }
 
-  // Rescales this plugin's scores across the feasible nodes, still within 0..kMaxNodeScore.
-  virtual void normalizeScore(const CycleState& state, int index, std::span<int32_t> scores) const {
-    (void)state, (void)index, (void)scores;
+  // Rescales this plugin's scores across the feasible nodes (scores[i] is nodes[i]'s), still
+  // within 0..kMaxNodeScore.
+  virtual void normalizeScore(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> scores) const {
+    (void)state, (void)index, (void)nodes, (void)scores;
   }
 
   // GPU selection at Reserve: which GPUs of `node` the pod gets. Returns false when this

@@ -212,7 +212,7 @@ std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterStat
       plugin.preScore(state, cluster, idx, nodes);
       plugin.score(state, idx, nodes, out);
     }
-    plugin.normalizeScore(state, idx, out);
+    plugin.normalizeScore(state, idx, nodes, out);
     const int32_t w = plugins_[p].weight;
     if (narrow != nullptr) {
       for (size_t j = 0; j < n; ++j) narrow[j] += w * std::clamp(scores[j], 0, kMaxNodeScore);

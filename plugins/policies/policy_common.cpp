@@ -34,4 +34,20 @@ bool pickBestFitGpus(const NodeInfo& node, const PodInfo& pod, GpuAssignment& ou
   return true;
 }
 
+void keepFirstNameOnTop(NodeSpan nodes, std::span<int32_t> scores) {
+  if (scores.empty()) return;
+  size_t best = 0;
+  for (size_t i = 1; i < scores.size(); ++i) {
+    if (scores[i] > scores[best] || (scores[i] == scores[best] && nodes[i]->name < nodes[best]->name)) best = i;
+  }
+  const int32_t top = scores[best];
+  if (top == 0) {  // no room below: lift the first instead
+    scores[best] = 1;
+    return;
+  }
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (i != best && scores[i] == top) scores[i] = top - 1;
+  }
+}
+
 }  // namespace fleetsched::plugins::policies

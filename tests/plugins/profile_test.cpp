@@ -193,7 +193,7 @@ class Doubling final : public Plugin {
   void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = static_cast<int32_t>(10 * i);
   }
-  void normalizeScore(const CycleState&, int, std::span<int32_t> scores) const override {
+  void normalizeScore(const CycleState&, int, NodeSpan, std::span<int32_t> scores) const override {
     for (auto& s : scores) s *= 2;
   }
 };

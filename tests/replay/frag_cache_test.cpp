@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "plugins/policies/fgd/online_typical.h"
 #include "plugins/policies/policy_common.h"
 #include "tests/replay/node_builder.h"
 
@@ -96,6 +97,22 @@ TEST(FragCache, IncrementalEqualsFromScratchAfterRandomPlacements) {
   }
   EXPECT_GT(placed, 100);
   EXPECT_GT(cache.stateCount(), 50u);
+}
+
+// kube-scheduler asks about a pod in filter, in prioritize and on every retry: it is one pod of
+// the workload, so online learning counts it once. Pods without a UID (replay) count each time.
+TEST(OnlineTypicalPods, CountsAPodOncePerUid) {
+  OnlineTypicalPods online(95, FragCache::ScoreScale{});
+  codec::Pod a, b, anonymous;
+  a.uid = "uid-a";
+  b.uid = "uid-b";
+  for (const codec::Pod* p : {&a, &a, &b, &a, &anonymous, &anonymous}) {
+    PodInfo info;
+    info.pod = p;
+    info.milliCpu = 1000;
+    ASSERT_NE(online.observe(info), nullptr);
+  }
+  EXPECT_EQ(online.observed(), 4u);  // a, b, and the anonymous pod twice
 }
 
 TEST(FragCache, BucketsSumToIdleGpu) {

@@ -1,7 +1,9 @@
 // Each policy's score on hand-made nodes against the formulas of spec/gpu-scheduling.md §2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "plugins/policies/bestfit/best_fit_policy.h"
@@ -10,6 +12,7 @@
 #include "plugins/policies/fgd/fgd_policy.h"
 #include "plugins/policies/fgd/frag_cache.h"
 #include "plugins/policies/fgd/typical_pods.h"
+#include "plugins/policies/fleet/fleet_policy.h"
 #include "plugins/policies/packing/gpu_packing_policy.h"
 #include "plugins/policies/policies.h"
 #include "plugins/registry.h"
@@ -262,6 +265,41 @@ TEST(FgdOnline, LearnsTypicalPodsFromThePodsItSees) {
   fgd->score(state, 0, nodes, scores);
   EXPECT_GT(scores[1], scores[0]);
   EXPECT_GT(scores[1], 50);
+}
+
+// kube-scheduler picks at random among equal scores; FGD's ranking means the smallest name, so
+// the plugin leaves exactly one node on top.
+TEST(Fgd, OneNodeKeepsTheTopScoreTheSmallestName) {
+  std::string error;
+  auto fgd = createPlugin("FGD", YAML::Node(), error);
+  ASSERT_NE(fgd, nullptr) << error;
+  NoCluster cluster;
+  const auto b = NodeBuilder().id(0).name("node-b").gpus(2, "A").cpu(64000).build();
+  const auto a = NodeBuilder().id(1).name("node-a").gpus(2, "A").cpu(64000).build();
+  const auto c = NodeBuilder().id(2).name("node-c").gpus(2, "A").cpu(64000).build();
+  const NodeInfo* nodes[] = {&b, &a, &c};
+  CycleState state;
+  state.pod = podInfo(1000, 1, 1000);
+  ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());
+  int32_t scores[3] = {-1, -1, -1};
+  fgd->score(state, 0, nodes, scores);
+  ASSERT_EQ(scores[0], scores[1]);  // the same node state: the same score
+  ASSERT_EQ(scores[1], scores[2]);
+  const int32_t top = scores[0];
+  fgd->normalizeScore(state, 0, nodes, scores);
+  EXPECT_EQ(scores[1], top);  // node-a
+  EXPECT_EQ(scores[0], top - 1);
+  EXPECT_EQ(scores[2], top - 1);
+}
+
+TEST(KeepFirstNameOnTop, LiftsTheFirstWhenEveryNodeScoresZero) {
+  const auto x = NodeBuilder().name("x").build();
+  const auto w = NodeBuilder().name("w").build();
+  const NodeInfo* nodes[] = {&x, &w};
+  int32_t scores[2] = {0, 0};
+  keepFirstNameOnTop(nodes, scores);
+  EXPECT_EQ(scores[0], 0);
+  EXPECT_EQ(scores[1], 1);
 }
 
 }  // namespace

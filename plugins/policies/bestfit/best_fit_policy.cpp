@@ -29,7 +29,9 @@ class BestFitPolicy final : public Plugin {
   void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = bestFitRawScore(*nodes[i], state.pod);
   }
-  void normalizeScore(const CycleState&, int, std::span<int32_t> scores) const override { minMaxNormalize(scores); }
+  void normalizeScore(const CycleState&, int, NodeSpan, std::span<int32_t> scores) const override {
+    minMaxNormalize(scores);
+  }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     return pickBestFitGpus(node, state.pod, out);
   }

@@ -35,6 +35,12 @@ class FgdPolicy final : public Plugin {
     }
   }
 
+  // The paper's ranking ends in its scheduler's smallest-name tie-break; kube-scheduler's own is
+  // random, so the plugin makes the winner unique.
+  void normalizeScore(const CycleState&, int, NodeSpan nodes, std::span<int32_t> scores) const override {
+    keepFirstNameOnTop(nodes, scores);
+  }
+
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);

@@ -7,6 +7,14 @@ namespace fleetsched::plugins::policies {
 std::shared_ptr<FragCache> OnlineTypicalPods::observe(const PodInfo& pod) {
   std::string_view models;
   if (pod.pod != nullptr) {
+    if (!pod.pod->uid.empty()) {
+      if (!seen_.emplace(pod.pod->uid).second) return cache_;
+      seenOrder_.emplace_back(pod.pod->uid);
+      if (seenOrder_.size() > kRememberedUids) {
+        seen_.erase(seenOrder_.front());
+        seenOrder_.pop_front();
+      }
+    }
     if (const auto* v = codec::findKey(pod.pod->annotations, annotations::kGpuModels)) models = *v;
   }
   typical_.observe(pod, models);

@@ -66,7 +66,7 @@ class FleetPolicy final : public Plugin {
   }
 
   // Every node tied with the best rank scores 100; the others keep their score below it.
-  void normalizeScore(const CycleState& state, int index, std::span<int32_t> scores) const override {
+  void normalizeScore(const CycleState& state, int index, NodeSpan, std::span<int32_t> scores) const override {
     const auto* scratch = static_cast<const Scratch*>(state.slot(index));
     if (scratch == nullptr || scratch->ranks.size() != scores.size() || scores.empty()) return;
     const auto& r = scratch->ranks;
