@@ -22,14 +22,12 @@ std::span<const std::string_view> policyNames() { return kNames; }
 bool policyUsesTypicalPods(std::string_view name) { return name == "fgd" || name == "fleet"; }
 
 std::shared_ptr<const FragModel> fragModelFor(std::string_view name, const TypicalPods& typical) {
-  if (name == "fgd") return std::make_shared<FragModel>(typical.classes(TypicalPods::kDefaultKeepPercent));
-  if (name == "fleet") return std::make_shared<FragModel>(typical.classes(kFleetKeepPercent));
-  return nullptr;
+  if (!policyUsesTypicalPods(name)) return nullptr;
+  return std::make_shared<FragModel>(typical.classes(TypicalPods::kDefaultKeepPercent));
 }
 
 std::shared_ptr<FragCache> fragCacheFor(std::string_view name, std::shared_ptr<const FragModel> model) {
-  if (!model) return nullptr;
-  if (name == "fleet") return std::make_shared<FragCache>(std::move(model), FragCache::ScoreScale{1000, kFleetCoarseScale});
+  if (!model || !policyUsesTypicalPods(name)) return nullptr;
   return std::make_shared<FragCache>(std::move(model));
 }
 

@@ -30,11 +30,10 @@ std::unique_ptr<Plugin> createPolicy(std::string_view name, const PolicyArgs& ar
 // True for the policies that need PolicyArgs::fragModel.
 bool policyUsesTypicalPods(std::string_view name);
 
-// The fragmentation model a policy scores with, cut from the observed pods (FGD: 95 % of pods,
-// fleet: 98 %); nullptr for policies without one.
+// The fragmentation model a policy scores with, cut from the observed pods (FGD and fleet: the
+// classes covering 95 % of pods); nullptr for policies without one.
 std::shared_ptr<const FragModel> fragModelFor(std::string_view name, const TypicalPods& typical);
-// A cache configured as the policy scores (fleet: coarser Δ scale for non-shared pods), to
-// share with the policy through PolicyArgs::fragCache.
+// A cache over `model`, to share with the policy through PolicyArgs::fragCache.
 std::shared_ptr<FragCache> fragCacheFor(std::string_view name, std::shared_ptr<const FragModel> model);
 
 }  // namespace fleetsched::plugins::policies

@@ -102,7 +102,7 @@ TEST(FragCache, IncrementalEqualsFromScratchAfterRandomPlacements) {
 // kube-scheduler asks about a pod in filter, in prioritize and on every retry: it is one pod of
 // the workload, so online learning counts it once. Pods without a UID (replay) count each time.
 TEST(OnlineTypicalPods, CountsAPodOncePerUid) {
-  OnlineTypicalPods online(95, FragCache::ScoreScale{});
+  OnlineTypicalPods online(95);
   codec::Pod a, b, anonymous;
   a.uid = "uid-a";
   b.uid = "uid-b";

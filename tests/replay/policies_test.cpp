@@ -267,6 +267,52 @@ TEST(FgdOnline, LearnsTypicalPodsFromThePodsItSees) {
   EXPECT_GT(scores[1], 50);
 }
 
+// Fleet ranks a whole-GPU pod by Δ with an 80-milli tolerance, the smallest name winning among
+// the nodes within it; FGD ranks by its score alone. Typical pods: 5 % need 4 CPUs and a GPU,
+// 95 % a GPU and little CPU. The pod takes 2 CPUs and a GPU: on a node left with 5 CPUs it
+// strands the big class (Δ = −50 with two GPUs, −150 with four); with room it changes nothing.
+TEST(Fleet, WholeGpuPodTakesTheFirstNameWithinTheTolerance) {
+  auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{
+      {{4000, 1000, 1, ""}, 5, 0.05}, {{100, 1000, 1, ""}, 95, 0.95}});
+  NoCluster cluster;
+  const auto far = NodeBuilder().id(0).name("node-0").gpus(4, "A").cpu(5000).build();     // Δ −150
+  const auto near = NodeBuilder().id(1).name("node-a").gpus(2, "A").cpu(5000).build();    // Δ −50
+  const auto roomy = NodeBuilder().id(2).name("node-b").gpus(2, "A").cpu(64000).build();  // Δ 0
+  const NodeInfo* nodes[] = {&roomy, &far, &near};
+  auto winner = [&](std::unique_ptr<Plugin> p) {
+    CycleState state;
+    state.pod = podInfo(2000, 1, 1000);
+    p->preScore(state, cluster, 0, nodes);
+    int32_t scores[3] = {-1, -1, -1};
+    p->score(state, 0, nodes, scores);
+    p->normalizeScore(state, 0, nodes, scores);
+    const auto top = std::max_element(scores, scores + 3);
+    EXPECT_EQ(std::count(scores, scores + 3, *top), 1);
+    return std::string(nodes[top - scores]->name);
+  };
+  EXPECT_EQ(winner(createFleetPolicy({model})), "node-a");
+  EXPECT_EQ(winner(createFgdPolicy({model})), "node-b");
+}
+
+// A CPU-only pod that changes no node's fragmentation goes where the GPUs are used up.
+TEST(Fleet, CpuPodTakesTheNodeWithTheLeastIdleGpu) {
+  auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{{{1000, 1000, 1, ""}, 1, 1.0}});
+  NoCluster cluster;
+  const auto idle = NodeBuilder().id(0).name("node-a").gpus(2, "A").cpu(64000).build();
+  const auto busy = NodeBuilder().id(1).name("node-b").gpus(2, "A").cpu(64000).used({1000, 0}).build();
+  const NodeInfo* nodes[] = {&idle, &busy};
+  auto fleet = createFleetPolicy({model});
+  CycleState state;
+  state.pod = podInfo(1000, 0, 0);
+  fleet->preScore(state, cluster, 0, nodes);
+  int32_t scores[2] = {-1, -1};
+  fleet->score(state, 0, nodes, scores);
+  EXPECT_EQ(scores[0], scores[1]);  // Δ = 0 on both
+  fleet->normalizeScore(state, 0, nodes, scores);
+  EXPECT_EQ(scores[1], kMaxNodeScore);
+  EXPECT_LT(scores[0], kMaxNodeScore);
+}
+
 // kube-scheduler picks at random among equal scores; FGD's ranking means the smallest name, so
 // the plugin leaves exactly one node on top.
 TEST(Fgd, OneNodeKeepsTheTopScoreTheSmallestName) {

@@ -14,7 +14,7 @@ class FgdPolicy final : public Plugin {
  public:
   explicit FgdPolicy(const FgdArgs& args) : cache_(args.cache) {
     if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, FragCache::ScoreScale{});
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent);
   }
   std::string_view name() const override { return kFgdName; }
   bool scores() const override { return true; }
@@ -44,7 +44,7 @@ class FgdPolicy final : public Plugin {
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
-    return cache_->pickSharedGpu(node, pod, /*tightestOnTie=*/false, out);
+    return cache_->pickSharedGpu(node, pod, out);
   }
 
  private:

@@ -25,9 +25,7 @@ size_t FragCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-FragCache::FragCache(std::shared_ptr<const FragModel> model) : FragCache(std::move(model), ScoreScale{}) {}
-
-FragCache::FragCache(std::shared_ptr<const FragModel> model, ScoreScale scale) : model_(std::move(model)), scale_(scale) {
+FragCache::FragCache(std::shared_ptr<const FragModel> model) : model_(std::move(model)) {
   for (const auto& c : model_->classes()) cpuThresholds_.push_back(c.pod.milliCpu);
   std::sort(cpuThresholds_.begin(), cpuThresholds_.end());
   cpuThresholds_.erase(std::unique(cpuThresholds_.begin(), cpuThresholds_.end()), cpuThresholds_.end());
@@ -106,8 +104,7 @@ uint32_t FragCache::podClassOf(const PodInfo& pod) {
                        static_cast<uint64_t>(count);
   auto [it, inserted] = podClassIds_.try_emplace(key, static_cast<uint32_t>(podClasses_.size()));
   if (inserted) {
-    const bool shared = count == 1 && milli < kMilliPerGpu;
-    podClasses_.push_back({pod.milliCpu, milli, count, shared ? scale_.sharedPods : scale_.otherPods});
+    podClasses_.push_back({pod.milliCpu, milli, count});
     delta_.emplace_back();
     score_.emplace_back();
   }
@@ -171,7 +168,7 @@ void FragCache::refresh(const NodeInfo& node) {
 
 double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {
   const State& s = states_[stateOf(node)];
-  const PodShape p{pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0, 1000};
+  const PodShape p{pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0};
   if (gpu < 0) return deltaAfter(s, p, -1);
   const int32_t share = node.gpuFreeMilli(gpu);
   for (int j = 0; j < s.gpuCount; ++j) {
@@ -180,14 +177,14 @@ double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {
   return kNoFit;
 }
 
-bool FragCache::pickSharedGpu(const NodeInfo& node, const PodInfo& pod, bool tightestOnTie, GpuAssignment& out) {
+bool FragCache::pickSharedGpu(const NodeInfo& node, const PodInfo& pod, GpuAssignment& out) {
   int best = -1;
   int32_t bestScore = -1;
   for (int i = 0; i < node.gpuCount; ++i) {
     const int32_t free = node.gpuFreeMilli(i);
     if (free < pod.gpuMilli) continue;
     const int32_t s = fgdScoreOfDelta(deltaOn(node, pod, i));
-    if (s > bestScore || (tightestOnTie && s == bestScore && free < node.gpuFreeMilli(best))) {
+    if (s > bestScore) {
       best = i;
       bestScore = s;
     }

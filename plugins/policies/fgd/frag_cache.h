@@ -26,14 +26,7 @@ class FragCache {
  public:
   static constexpr double kNoFit = -std::numeric_limits<double>::infinity();
 
-  // bestScore() maps Δ to floor(100·σ(Δ / scale)); FGD uses 1000 for every pod.
-  struct ScoreScale {
-    double sharedPods = 1000;
-    double otherPods = 1000;  // whole-GPU and CPU-only pods
-  };
-
   explicit FragCache(std::shared_ptr<const FragModel> model);
-  FragCache(std::shared_ptr<const FragModel> model, ScoreScale scale);
 
   const FragModel& model() const { return *model_; }
 
@@ -45,13 +38,14 @@ class FragCache {
   // max over the GPU choices FGD considers of F(x) − F(x ⊕ p): every GPU that fits for a shared
   // pod, the tightest fitting GPUs otherwise, no GPU for a CPU pod. kNoFit when nothing fits.
   double bestDelta(uint32_t state, uint32_t podClass);
-  // floor(100·σ(bestDelta / scale)), memoised too: the exp() per node is what remains otherwise.
+  // FGD's score of bestDelta, floor(100·σ(Δ / 1000)), memoised too: the exp() per node is what
+  // remains otherwise.
   int32_t bestScore(uint32_t state, uint32_t podClass) {
     auto& column = score_[podClass];
     if (column.size() <= state) column.resize(states_.size(), -1);
     if (column[state] < 0) {
       const double delta = bestDelta(state, podClass);
-      column[state] = static_cast<int8_t>(fgdScoreOfDelta(delta * (1000 / podClasses_[podClass].scale)));
+      column[state] = static_cast<int8_t>(fgdScoreOfDelta(delta));
     }
     return column[state];
   }
@@ -61,9 +55,8 @@ class FragCache {
   double deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu);
 
   // For a shared-GPU pod: picks the GPU of `node` whose use raises fragmentation least (highest
-  // FGD score of deltaOn). Ties go to the lowest index, or with `tightestOnTie` to the GPU with
-  // the least free share. False when no GPU has room.
-  bool pickSharedGpu(const NodeInfo& node, const PodInfo& pod, bool tightestOnTie, GpuAssignment& out);
+  // FGD score of deltaOn), the lowest index on ties. False when no GPU has room.
+  bool pickSharedGpu(const NodeInfo& node, const PodInfo& pod, GpuAssignment& out);
 
   // Re-interns `node` after its use changed and computes Δ and the score for every pod class
   // seen so far, so the next scoring pass finds them memoised. The owner of the node records
@@ -109,7 +102,6 @@ class FragCache {
     int64_t milliCpu;
     int32_t gpuMilli;
     int32_t gpuCount;
-    double scale = 1000;
   };
 
   // F through a memo keyed on (model access row, CPU level, sorted shares): F depends on the CPU
@@ -122,7 +114,6 @@ class FragCache {
   void resetIfHuge();
 
   std::shared_ptr<const FragModel> model_;
-  ScoreScale scale_;
   std::map<std::string, uint32_t, std::less<>> accessIds_;
   std::vector<std::vector<uint8_t>> access_;
   std::unordered_map<Key, uint32_t, KeyHash> stateIds_;

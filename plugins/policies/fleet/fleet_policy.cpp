@@ -1,6 +1,7 @@
 #include "plugins/policies/fleet/fleet_policy.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "plugins/policies/fgd/frag_cache.h"
@@ -11,26 +12,18 @@ namespace fleetsched::plugins::policies {
 
 namespace {
 
-struct Rank {
-  int32_t score;      // larger wins
-  int64_t secondary;  // then smaller wins; equal ranks fall to the node-name order
-  bool operator==(const Rank&) const = default;
-};
-
-bool better(const Rank& a, const Rank& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.secondary < b.secondary;
-}
-
+// Per pod: what normalizeScore ranks by. GPU pods: Δ per node; CPU-only pods: idle GPU per node
+// (the score itself is the first key).
 struct Scratch final : PluginState {
-  std::vector<Rank> ranks;
+  std::vector<double> delta;
+  std::vector<int32_t> idleGpu;
 };
 
 class FleetPolicy final : public Plugin {
  public:
   explicit FleetPolicy(const FleetArgs& args) : cache_(args.cache) {
-    if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model, FragCache::ScoreScale{1000, kFleetCoarseScale});
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(kFleetKeepPercent, FragCache::ScoreScale{1000, kFleetCoarseScale});
+    if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent);
   }
   std::string_view name() const override { return kFleetName; }
   bool scores() const override { return true; }
@@ -45,44 +38,58 @@ class FleetPolicy final : public Plugin {
     if (dynamic_cast<Scratch*>(state.slot(index)) == nullptr) state.setSlot(index, std::make_unique<Scratch>());
   }
 
+  // FGD's score for every pod (what another plugin's weights add to); normalizeScore then
+  // re-ranks as the header says.
   void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
     if (!cache_) {
       std::fill(out.begin(), out.end(), 0);
       return;
     }
-    auto* scratch = static_cast<Scratch*>(state.slot(index));
-    if (scratch != nullptr) scratch->ranks.resize(nodes.size());
+    auto& s = *static_cast<Scratch*>(state.slot(index));
     const PodInfo& pod = state.pod;
     const uint32_t podClass = cache_->podClassOf(pod);
+    s.delta.resize(nodes.size());
+    s.idleGpu.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& n = *nodes[i];
-      const uint32_t st = cache_->stateOf(n);
+      const uint32_t st = cache_->stateOf(*nodes[i]);
       out[i] = cache_->bestScore(st, podClass);
-      if (scratch != nullptr) {
-        const int64_t secondary = pod.wantsGpu() ? 0 : idleGpuMilli(n);
-        scratch->ranks[i] = {out[i], secondary};
+      if (pod.wantsGpu()) {
+        s.delta[i] = cache_->bestDelta(st, podClass);
+      } else {
+        s.idleGpu[i] = idleGpuMilli(*nodes[i]);
       }
     }
   }
 
-  // Every node tied with the best rank scores 100; the others keep their score below it.
-  void normalizeScore(const CycleState& state, int index, NodeSpan, std::span<int32_t> scores) const override {
-    const auto* scratch = static_cast<const Scratch*>(state.slot(index));
-    if (scratch == nullptr || scratch->ranks.size() != scores.size() || scores.empty()) return;
-    const auto& r = scratch->ranks;
-    size_t best = 0;
-    for (size_t i = 1; i < r.size(); ++i) {
-      if (better(r[i], r[best])) best = i;
+  // The winner keeps 100, every other node at most 99.
+  void normalizeScore(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> scores) const override {
+    if (!cache_ || scores.empty()) return;
+    const auto& s = *static_cast<const Scratch*>(state.slot(index));
+    const PodInfo& pod = state.pod;
+    size_t win = 0;
+    if (pod.wantsGpu()) {
+      const double best = *std::max_element(s.delta.begin(), s.delta.end());
+      const double floor = best - (isSharedGpuPod(pod) ? kFleetSharedGpuTolerance : kFleetWholeGpuTolerance);
+      win = scores.size();
+      for (size_t i = 0; i < scores.size(); ++i) {
+        if (s.delta[i] >= floor && (win == scores.size() || nodes[i]->name < nodes[win]->name)) win = i;
+      }
+    } else {
+      for (size_t i = 1; i < scores.size(); ++i) {
+        if (scores[i] != scores[win] ? scores[i] > scores[win]
+            : s.idleGpu[i] != s.idleGpu[win] ? s.idleGpu[i] < s.idleGpu[win]
+                                             : nodes[i]->name < nodes[win]->name) {
+          win = i;
+        }
+      }
     }
-    for (size_t i = 0; i < r.size(); ++i) {
-      scores[i] = r[i] == r[best] ? kMaxNodeScore : std::min(scores[i], kMaxNodeScore - 1);
-    }
+    for (size_t i = 0; i < scores.size(); ++i) scores[i] = i == win ? kMaxNodeScore : std::min(scores[i], kMaxNodeScore - 1);
   }
 
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
-    return cache_->pickSharedGpu(node, pod, /*tightestOnTie=*/true, out);
+    return cache_->pickSharedGpu(node, pod, out);
   }
 
  private:
