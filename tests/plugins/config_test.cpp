@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -254,6 +255,27 @@ TEST(Config, DocumentedExamplesLoad) {
     pos = end + 3;
   }
   EXPECT_GE(examples, 2);
+}
+
+// The shipped profiles load (bench/replay/live.sh and the docs point at them).
+TEST(Config, ShippedProfilesLoad) {
+  const char* root = std::getenv("FLEETSCHED_SOURCE_ROOT");
+  ASSERT_NE(root, nullptr);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(root) + "/deploy/profiles")) {
+    std::string error;
+    EXPECT_TRUE(loadConfigFile(entry.path().string(), error)) << error;
+    ++files;
+  }
+  EXPECT_GE(files, 2);
+  // default.yaml is the built-in default written out: the same plugins and weights.
+  std::string error;
+  const auto file = loadConfigFile(std::string(root) + "/deploy/profiles/default.yaml", error);
+  ASSERT_TRUE(file) << error;
+  const Config builtIn = defaultConfig();
+  ASSERT_EQ(file->profiles().size(), builtIn.profiles().size());
+  EXPECT_EQ(pluginsOf(file->profiles()[0]), pluginsOf(builtIn.profiles()[0]));
+  EXPECT_EQ(file->profiles()[0].name(), builtIn.profiles()[0].name());
 }
 
 }  // namespace
