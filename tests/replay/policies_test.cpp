@@ -294,6 +294,28 @@ TEST(Fleet, WholeGpuPodTakesTheFirstNameWithinTheTolerance) {
   EXPECT_EQ(winner(createFgdPolicy({model})), "node-b");
 }
 
+// A pod of several GPUs ties no nodes: it takes the best Δ even when a smaller name is within
+// the one-GPU tolerance. Typical pods: 3 % need 4 CPUs and a GPU. The pod takes 2 CPUs and 2
+// GPUs: on node-0 (5 CPUs) it strands the big class on the 2 GPUs left (Δ = −60); on node-b,
+// with room, it changes nothing.
+TEST(Fleet, MultiGpuPodTakesTheBestDelta) {
+  auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{
+      {{4000, 1000, 1, ""}, 3, 0.03}, {{100, 1000, 1, ""}, 97, 0.97}});
+  NoCluster cluster;
+  const auto tight = NodeBuilder().id(0).name("node-0").gpus(4, "A").cpu(5000).build();   // Δ −60
+  const auto roomy = NodeBuilder().id(1).name("node-b").gpus(4, "A").cpu(64000).build();  // Δ 0
+  const NodeInfo* nodes[] = {&roomy, &tight};
+  auto fleet = createFleetPolicy({model});
+  CycleState state;
+  state.pod = podInfo(2000, 2, 1000);
+  fleet->preScore(state, cluster, 0, nodes);
+  int32_t scores[2] = {-1, -1};
+  fleet->score(state, 0, nodes, scores);
+  fleet->normalizeScore(state, 0, nodes, scores);
+  EXPECT_EQ(scores[0], kMaxNodeScore);
+  EXPECT_LT(scores[1], kMaxNodeScore);
+}
+
 // A CPU-only pod that changes no node's fragmentation goes where the GPUs are used up.
 TEST(Fleet, CpuPodTakesTheNodeWithTheLeastIdleGpu) {
   auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{{{1000, 1000, 1, ""}, 1, 1.0}});

@@ -19,6 +19,11 @@ struct Scratch final : PluginState {
   std::vector<int32_t> idleGpu;
 };
 
+double fleetTolerance(const PodInfo& pod) {
+  if (isSharedGpuPod(pod)) return kFleetSharedGpuTolerance;
+  return pod.gpuCount == 1 ? kFleetWholeGpuTolerance : kFleetMultiGpuTolerance;
+}
+
 class FleetPolicy final : public Plugin {
  public:
   explicit FleetPolicy(const FleetArgs& args) : cache_(args.cache) {
@@ -69,7 +74,7 @@ class FleetPolicy final : public Plugin {
     size_t win = 0;
     if (pod.wantsGpu()) {
       const double best = *std::max_element(s.delta.begin(), s.delta.end());
-      const double floor = best - (isSharedGpuPod(pod) ? kFleetSharedGpuTolerance : kFleetWholeGpuTolerance);
+      const double floor = best - fleetTolerance(pod);
       win = scores.size();
       for (size_t i = 0; i < scores.size(); ++i) {
         if (s.delta[i] >= floor && (win == scores.size() || nodes[i]->name < nodes[win]->name)) win = i;
