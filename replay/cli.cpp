@@ -61,6 +61,14 @@ void addReplayOptions(CLI::App& cmd, Options& o) {
 CLI::App* addReplayCommand(CLI::App& app, Options& options) {
   CLI::App* cmd = app.add_subcommand("replay", "Replay a GPU trace through the placement policies");
   addReplayOptions(*cmd, options);
+  cmd->footer(
+      "Examples:\n"
+      "  # every policy over the five anchor traces, seeds 42-51 (the published table)\n"
+      "  fleetsched replay --trace-dir openb -o replay-out\n"
+      "  # two policies, one trace, three seeds, no plot\n"
+      "  fleetsched replay --trace-dir openb --traces default --policies fgd,fleet --seeds 42-44 --no-plot\n"
+      "  # each profile of a FleetschedConfiguration next to FGD\n"
+      "  fleetsched replay --trace-dir openb --config profiles.yaml --policies fgd");
   cmd->callback([&options] {
     if (const int rc = runCommand(options); rc != 0) throw CLI::RuntimeError(rc);
   });

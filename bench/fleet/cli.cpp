@@ -178,6 +178,13 @@ CLI::App* addGenFleetCommand(CLI::App& app) {
   cmd->add_option("--full-mode-nodes", options->fullModeNodes, "Nodes in each full-mode body")
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", options->quiet, "Print errors only");
+  cmd->footer(
+      "Examples:\n"
+      "  # 1000 nodes and 1000 pending pods into ./corpus\n"
+      "  fleetsched gen-fleet\n"
+      "  # a 5000-node fleet with 20000 bound pods and 1000 request bodies per mode\n"
+      "  fleetsched gen-fleet -o big -n 5000 --bound-pods 20000 --requests 1000\n"
+      "  fleetsched gen-fleet -q -o small -n 50 -p 10 --seed 7");
   cmd->callback([options] {
     int rc = runGenFleet(*options);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -1,7 +1,7 @@
 #include "bench/loadgen/cli.h"
 
 #include <CLI/CLI.hpp>
-#include <map>
+#include <cctype>
 #include <memory>
 
 #include "bench/loadgen/loadgen.h"
@@ -13,9 +13,25 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("loadgen", "Replay kube-scheduler filter+prioritize calls against an extender");
   cmd->add_option("-t,--target", o->target, "Extender HOST:PORT")->capture_default_str();
   cmd->add_option("--url-prefix", o->urlPrefix, "URL prefix (routes are PREFIX/filter, PREFIX/prioritize)");
-  const std::map<std::string, ArgsMode> modes = {{"nodenames", ArgsMode::kNodeNames}, {"full", ArgsMode::kFull}};
+  // A name (any case) to the enum's number; help shows the names, an error names the choices.
+  const CLI::Validator mode(
+      [](std::string& value) -> std::string {
+        std::string name = value;
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (name == "nodenames") {
+          value = std::to_string(static_cast<int>(ArgsMode::kNodeNames));
+        } else if (name == "full") {
+          value = std::to_string(static_cast<int>(ArgsMode::kFull));
+        } else {
+          return "\"" + value + "\" is not a mode: nodenames or full";
+        }
+        return {};
+      },
+      "", "mode");
   cmd->add_option("-m,--mode", o->mode, "ExtenderArgs mode: nodenames (nodeCacheCapable) or full")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case));
+      ->transform(mode)
+      ->type_name("nodenames|full")
+      ->default_str("nodenames");
   cmd->add_option("--corpus", o->corpusDir, "Rebuild the corpus gen-fleet wrote to this folder (reads corpus.json)");
   cmd->add_option("--requests-file", o->requestsFile, "NDJSON file of ExtenderArgs bodies, one per line");
   cmd->add_option("--corpus-nodes", o->corpusNodes, "Without --corpus: fleet size to generate")->capture_default_str();
@@ -34,11 +50,19 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
   cmd->add_option("-D,--duration", o->duration, "Measured seconds")->capture_default_str();
   cmd->add_option("-w,--warmup", o->warmup, "Seconds run before measuring")->capture_default_str();
   cmd->add_option("--max-pods", o->maxPods, "Stop after this many measured pods");
-  cmd->add_option("--cpu", o->cpu, "Pin the load generator to this CPU");
+  cmd->add_option("--cpu", o->cpu, "Pin the load generator to this CPU (-1: no pinning)");
   cmd->add_option("--label", o->label, "Name of this run in JSON and plots");
   cmd->add_option("--json", o->jsonOut, "Write results as JSON to this file");
   cmd->add_option("--svg", o->svgOut, "Write a latency percentile plot (SVG) to this file");
   cmd->add_flag("-q,--quiet", o->quiet, "No table on stdout");
+  cmd->footer(
+      "Examples:\n"
+      "  # 10 s closed loop, 4 connections, against a local fleetsched serve\n"
+      "  fleetsched loadgen -t 127.0.0.1:8888 -c 4 -D 10\n"
+      "  # open loop at 2000 pods/s with full Node objects, results as JSON\n"
+      "  fleetsched loadgen --mode full -r 2000 --json run.json\n"
+      "  # replay the request bodies gen-fleet wrote\n"
+      "  fleetsched loadgen --corpus corpus --requests-file corpus/requests-nodenames.ndjson");
   cmd->callback([o] {
     int rc = runLoadgen(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

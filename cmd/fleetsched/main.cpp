@@ -1,28 +1,24 @@
 // fleetsched: one binary, subcommands in the habit of kubectl and etcdctl.
 #include <CLI/CLI.hpp>
-#include <cstdio>
 
 #include "bench/fleet/cli.h"
 #include "bench/loadgen/cli.h"
+#include "cmd/fleetsched/cli.h"
 #include "cmd/fleetsched/serve.h"
-#include "fleetsched_version.h"
 #include "replay/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fleetsched: a scheduling engine for Kubernetes GPU fleets"};
-  app.require_subcommand(1);
+  fleetsched::cmd::configureRoot(app);
 
   fleetsched::cmd::ServeOptions serve;
   fleetsched::cmd::addServeCommand(app, serve);
-
   fleetsched::replay::Options replay;
   fleetsched::replay::addReplayCommand(app, replay);
   fleetsched::bench::fleet::addGenFleetCommand(app);
   fleetsched::bench::loadgen::addLoadgenCommand(app);
+  fleetsched::cmd::addVersionCommand(app);
+  fleetsched::cmd::addHelpCommand(app);
 
-  app.add_subcommand("version", "Print the version")->callback([] {
-    std::printf("fleetsched %s\n", FLEETSCHED_VERSION);
-  });
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  return fleetsched::cmd::run(app, argc, argv);
 }

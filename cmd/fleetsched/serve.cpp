@@ -153,9 +153,9 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--context", o.context, "kubeconfig context (default: current-context)");
   cmd->add_flag("--in-cluster", o.inCluster, "Watch nodes and pods with the pod's service account");
   cmd->add_flag("--bind", o.bind, "Serve the bind verb: reserve GPUs and post Bindings (needs an API server)");
-  cmd->add_option("--max-body-bytes", o.maxBodyBytes, "Largest request body (413 beyond)");
-  cmd->add_option("--max-connections", o.maxConnections, "Most client connections (503 beyond)");
-  cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests");
+  cmd->add_option("--max-body-bytes", o.maxBodyBytes, "Largest request body, 413 beyond (0: the server's default)");
+  cmd->add_option("--max-connections", o.maxConnections, "Most client connections, 503 beyond (0: the server's default)");
+  cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests (0: never)");
   cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
   cmd->add_option("--audit-interval", o.auditIntervalSec,
                   "Seconds between audits of the cache against a pod list taken at the watch's resourceVersion, "
@@ -165,9 +165,18 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                   "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
                   "starves when other work fills every core), low (SCHED_BATCH, nice 19), normal (shares cores "
                   "evenly with the reactor)")
-      ->check(CLI::IsMember({"idle", "low", "normal"}))
+      ->check(CLI::IsMember({"idle", "low", "normal"}).description(""))
+      ->type_name("idle|low|normal")
       ->capture_default_str();
   cmd->add_option("--ingest-cpus", o.ingestCpus, "CPUs the ingestion thread may run on, e.g. 1 or 2-3 (default: any)");
+  cmd->footer(
+      "Examples:\n"
+      "  # the embedded demo fleet on the default address\n"
+      "  fleetsched serve\n"
+      "  # nodes and pods watched through a kubeconfig, with the bind verb\n"
+      "  fleetsched serve --kubeconfig ~/.kube/config --bind --config profiles.yaml\n"
+      "  # inside the cluster, behind kube-scheduler's extender config\n"
+      "  fleetsched serve --in-cluster --listen 0.0.0.0:8888 --url-prefix /fleetsched");
   cmd->callback([&o] {
     if (int rc = runServe(o); rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Pins fleetsched's command-line contract, the one `fleetsched --help` documents:
+#   help:     `fleetsched --help` and `fleetsched help` list the subcommands; `help CMD` shows
+#             CMD's help; every subcommand's help has examples;
+#   version:  `fleetsched --version`, `fleetsched version`, `fleetsched version -o json`;
+#   exit:     0 success, 1 runtime failure, 2 usage error (unknown flag or subcommand included).
+# Usage: cli_test.sh PATH-TO-fleetsched
+set -uo pipefail
+bin=${1:?usage: cli_test.sh PATH-TO-fleetsched}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+subcommands=(serve replay gen-fleet loadgen version help)
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# run WANT_RC ARGS...: runs the binary, keeps stdout/stderr in $out/$err, checks the exit code.
+run() {
+  local want=$1; shift
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+  [ "$rc" -eq "$want" ] || fail "fleetsched $* exited $rc, want $want (stderr: ${err:0:300})"
+}
+has() {  # has TEXT NEEDLE WHAT
+  case "$1" in *"$2"*) ;; *) fail "$3: missing '$2'" ;; esac
+}
+lacks() {  # lacks TEXT NEEDLE WHAT
+  case "$1" in *"$2"*) fail "$3: should not show '$2'" ;; esac
+}
+
+# --- help ---------------------------------------------------------------------------------------
+for args in "--help" "help" "-h"; do
+  # shellcheck disable=SC2086
+  run 0 $args
+  for s in "${subcommands[@]}"; do has "$out" "$s" "fleetsched $args lists subcommands"; done
+  has "$out" "Exit status" "fleetsched $args documents exit codes"
+done
+run 0 help serve
+has "$out" "--listen" "fleetsched help serve"
+run 2 help bogus
+has "$err" "bogus" "fleetsched help bogus names the bad subcommand"
+
+for s in serve replay gen-fleet loadgen version; do
+  run 0 "$s" --help
+  has "$out" "Examples:" "fleetsched $s --help"
+  has "$out" "fleetsched $s" "fleetsched $s --help examples"
+done
+
+run 0 loadgen --help
+has "$out" "nodenames|full" "loadgen --mode"
+lacks "$out" "ENUM" "loadgen --help"
+has "$out" "--connections INT=1" "loadgen shows defaults"
+run 0 replay --help
+lacks "$out" "{false}" "replay --help"
+lacks "$out" "{true}" "replay --help"
+has "$out" "--no-shuffle" "replay --help"
+run 0 gen-fleet --help
+has "$out" "--nodes UINT=1000" "gen-fleet shows defaults"
+run 0 serve --help
+has "$out" "--listen TEXT=" "serve shows defaults"
+
+# --- version ------------------------------------------------------------------------------------
+run 0 --version
+has "$out" "fleetsched" "fleetsched --version"
+version_line=$out
+run 0 version
+has "$out" "$version_line" "fleetsched version matches --version"
+run 0 version -o json
+json=$out
+if command -v python3 >/dev/null; then
+  printf '%s' "$json" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for key in ("version", "gitCommit", "buildDate", "compiler", "libraries"):
+    assert key in v, key
+assert v["version"], v
+for lib in ("libuv", "simdjson", "yaml-cpp", "CLI11"):
+    assert lib in v["libraries"], lib
+' || fail "fleetsched version -o json: not the expected JSON: $json"
+else
+  has "$json" '"gitCommit"' "fleetsched version -o json"
+fi
+run 2 version -o xml
+run 0 version -o yaml
+has "$out" "gitCommit:" "fleetsched version -o yaml"
+
+# --- usage errors: exit 2, subcommands listed for an unknown one --------------------------------
+run 2
+has "$err" "serve" "fleetsched without a command lists the commands"
+run 2 bogus
+has "$err" "bogus" "fleetsched bogus names it"
+for s in serve replay gen-fleet loadgen; do has "$err" "$s" "fleetsched bogus lists subcommands"; done
+run 2 --bogus
+run 2 serve --bogus
+run 2 loadgen --mode sideways
+run 2 gen-fleet --zones 9
+run 2 gen-fleet --nodes notanumber
+
+# --- runtime failure: exit 1 --------------------------------------------------------------------
+run 1 serve --listen 127.0.0.1:1 --nodes "$tmp/missing-nodes.json"
+
+# --- success ------------------------------------------------------------------------------------
+run 0 gen-fleet -q -o "$tmp/corpus" -n 3 -p 2
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all CLI checks passed"
