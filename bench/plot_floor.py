@@ -4,7 +4,7 @@ system and softirq, for the null extender and fleetsched side by side, round by 
 
     python3 bench/plot_floor.py -o floor.png runs1.json [runs2.json ...] [--budget 200]
 
-Needs matplotlib (pip install matplotlib). Rounds are numbered across the files in the order
+Needs matplotlib (Debian: python3-matplotlib, from scripts/bootstrap.sh). Rounds are numbered across the files in the order
 given; the dashed line is the per-pod budget of a pods/s target (200 µs = 5,000 pods/s).
 """
 import argparse

@@ -3,7 +3,7 @@
 
     python3 bench/plot_latency.py -o latency.png results/*.json [--verb filter]
 
-Needs matplotlib (pip install matplotlib). One line per run and verb; x is the percentile on a
+Needs matplotlib (Debian: python3-matplotlib, from scripts/bootstrap.sh). One line per run and verb; x is the percentile on a
 log scale of 1/(1-q) (p90, p99, p99.9 ... evenly spaced), y the latency, log scale so a Go peer
 in milliseconds and fleetsched in microseconds fit one chart.
 """

@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Plots GPU allocation vs arrived workload from a replay output folder (curves.csv):
 one panel per trace, one line per policy (mean over seeds). Writes allocation.png there.
-Installs matplotlib with pip (user site) when it is missing."""
+Needs matplotlib (Debian: python3-matplotlib, which scripts/bootstrap.sh installs); without it
+this exits with status 3 and says so, installing nothing."""
 import csv
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 
+MISSING_MATPLOTLIB = 3
+
+
 def ensure_matplotlib():
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib
     except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--user", "matplotlib"], check=True)
-    import matplotlib
+        print(f"plot_allocation.py: matplotlib is not installed for {sys.executable}: install the Debian "
+              "package python3-matplotlib (scripts/bootstrap.sh does), or pass --no-plot to replay",
+              file=sys.stderr)
+        sys.exit(MISSING_MATPLOTLIB)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt

@@ -1,5 +1,6 @@
 #include "replay/replay.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,18 +121,33 @@ bool writeOutputs(const Options& o, const std::vector<ExperimentResult>& results
   return true;
 }
 
-void plot(const Options& o) {
+// Runs the plot script; false (after saying why on stderr) when there is no plot. The plot is
+// asked for unless --no-plot, so a missing script or matplotlib fails the command: a user who
+// wants no plot says so.
+bool plot(const Options& o) {
   std::string script = o.plotScript;
   if (script.empty()) {
     const char* root = std::getenv("FLEETSCHED_SOURCE_ROOT");
     script = (std::filesystem::path(root != nullptr ? root : ".") / "replay" / "plot_allocation.py").string();
   }
   if (!std::filesystem::exists(script)) {
-    std::fprintf(stderr, "replay: no plot (%s not found; set FLEETSCHED_SOURCE_ROOT or --plot-script)\n", script.c_str());
-    return;
+    std::fprintf(stderr,
+                 "replay: no plot: %s not found (set FLEETSCHED_SOURCE_ROOT or --plot-script, or pass --no-plot); "
+                 "the CSVs are written\n",
+                 script.c_str());
+    return false;
   }
   const std::string cmd = "python3 '" + script + "' '" + o.outDir + "'";
-  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "replay: plotting failed: %s\n", cmd.c_str());
+  const int status = std::system(cmd.c_str());
+  if (status == 0) return true;
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    // The script's own message (above) names the missing matplotlib.
+    std::fprintf(stderr, "replay: no plot: matplotlib is missing; the CSVs are written\n");
+  } else {
+    std::fprintf(stderr, "replay: plotting failed (%s); the CSVs are written, --no-plot skips the plot\n",
+                 cmd.c_str());
+  }
+  return false;
 }
 
 bool writePlans(const Options& o, const std::vector<std::shared_ptr<const TraceData>>& traces, std::string& error) {
@@ -326,7 +342,7 @@ int runCommand(const Options& options) {
     return 1;
   }
   std::printf("wrote %s/{runs,curves,summary}.csv, summary.json\n", o.outDir.c_str());
-  if (o.plot) plot(o);
+  if (o.plot && !plot(o)) return 1;
   return 0;
 }
 

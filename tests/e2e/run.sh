@@ -30,5 +30,11 @@ if [[ ${FLEETSCHED_E2E_EXTENDER:-fleetsched} == fleetsched && -z ${FLEETSCHED_BI
   export FLEETSCHED_BIN="$root/build/cmd/fleetsched/fleetsched"
 fi
 
-python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet pytest
+# pytest comes from Debian (python3-pytest, which scripts/bootstrap.sh installs); nothing is
+# installed here at run time.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "e2e: pytest is missing for $(command -v python3): install the Debian package python3-pytest" \
+    "(scripts/bootstrap.sh does)" >&2
+  exit 1
+fi
 exec python3 -m pytest tests/e2e -p no:cacheprovider "$@"
