@@ -48,7 +48,8 @@ done
 buildHelm() {
   local dir=${XDG_CACHE_HOME:-$HOME/.cache}/fleetsched/helm/$helm_version
   if [ ! -x "$dir/helm" ]; then
-    command -v go >/dev/null || { echo "check.sh: needs Go (1.26) to build helm, or set HELM" >&2; exit 1; }
+    . "$deploy/../scripts/go-env.sh"
+    fleetsched_go_env || { echo "check.sh: needs Go (1.26) to build helm, or set HELM" >&2; exit 1; }
     local major=${kube_version%%.*} minor=${kube_version#*.}
     minor=${minor%%.*}
     echo "check.sh: building helm $helm_version into $dir (a few minutes, once)" >&2

@@ -13,11 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 jobs=$(nproc)
-# Go 1.26 (the Kubernetes components, helm and the Go peers are built with it) from its standard
-# install location when the environment's PATH lacks it.
-if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
-  export PATH="/usr/local/go/bin:$PATH"
-fi
+# Go >= 1.26 (the Kubernetes components, helm and the Go peers are built with it) first on PATH.
+. scripts/go-env.sh
+fleetsched_go_env
 # The trace-replay tests read the public openb trace from the shared data folder when present.
 if [ -z "${FLEETSCHED_OPENB_DIR:-}" ] && [ -d ../shared/data/openb ]; then
   export FLEETSCHED_OPENB_DIR="$PWD/../shared/data/openb"

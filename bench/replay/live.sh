@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/bootstrap.sh
-if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then export PATH="/usr/local/go/bin:$PATH"; fi
+. scripts/go-env.sh
+fleetsched_go_env
 tests/e2e/build-components.sh >/dev/null
 [ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
 ninja -C build cmd/fleetsched/fleetsched >/dev/null

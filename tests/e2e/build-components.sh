@@ -44,6 +44,11 @@ printEnv() {
 }
 if [[ ${1:-} == --print-env ]]; then printEnv; exit 0; fi
 
+if [[ -z ${GO:-} ]]; then
+  # Go >= 1.26 first on PATH (scripts/go-env.sh); GO names another binary instead.
+  . "$here/../../scripts/go-env.sh"
+  fleetsched_go_env || exit 2
+fi
 command -v "$go" >/dev/null || { echo "build-components: no Go toolchain ($go) on PATH" >&2; exit 2; }
 # Build with the installed Go; never let a go.mod line download another toolchain.
 export GOTOOLCHAIN=local CGO_ENABLED=0

@@ -12,10 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-# Go 1.26 from the standard install location when it is not on PATH.
-if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
-  export PATH="/usr/local/go/bin:$PATH"
-fi
+# Go >= 1.26 first on PATH (scripts/go-env.sh).
+. scripts/go-env.sh
+fleetsched_go_env
 
 start=$SECONDS
 envLines=$(tests/e2e/build-components.sh)  # a failed build stops here (set -e)

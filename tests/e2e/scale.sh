@@ -14,9 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
-  export PATH="/usr/local/go/bin:$PATH"
-fi
+# Go >= 1.26 first on PATH (scripts/go-env.sh).
+. scripts/go-env.sh
+fleetsched_go_env
 
 eval "$(tests/e2e/build-components.sh)"
 export FLEETSCHED_E2E_K8S_BIN FLEETSCHED_E2E_ETCD_BIN
