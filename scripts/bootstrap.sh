@@ -56,6 +56,6 @@ if ! fleetsched_go_switcher >/dev/null; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends -t "$codename-backports" golang-go >/dev/null
 fi
-echo "bootstrap: fetching Go $FLEETSCHED_GO_TOOLCHAIN through the Go module proxy (once)" >&2
+echo "bootstrap: Go $FLEETSCHED_GO_TOOLCHAIN through GOTOOLCHAIN (from the Go module proxy the first time)" >&2
 fleetsched_go_env
 echo "bootstrap: $(go version) at $(command -v go)" >&2
