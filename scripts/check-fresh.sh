@@ -16,7 +16,7 @@
 #
 # Needs root (debootstrap, chroot, mounts), debootstrap and git on the host, a Debian mirror
 # (debootstrap's default, or FLEETSCHED_DEBIAN_MIRROR) and the Go module proxy. The chroot shares
-# the host's network: port 8888 must be free.
+# the host's network (and its local CAs, see below): port 8888 must be free.
 set -euo pipefail
 
 rootOnly=0
@@ -86,6 +86,14 @@ say "root ready in ${rootSecs} s, $(du -sh --one-file-system "$root" | cut -f1)"
 [ "$rootOnly" -eq 1 ] && { echo "root: ${rootSecs} s" >"$work/result.txt"; exit 0; }
 
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's own CAs (none on a plain Debian): on a network that intercepts TLS the root must trust
+# what the host trusts, or the Go module proxy is unreachable. ca-certificates, which bootstrap.sh
+# installs in the root, adds them to the root's bundle.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  say "copied the host's local CAs ($(ls /usr/local/share/ca-certificates/*.crt | wc -l)) into the root"
+fi
 mountIn "$root/proc" -t proc proc
 mountIn "$root/sys" -t sysfs sys
 mountIn "$root/dev" --bind /dev
