@@ -82,8 +82,8 @@ constexpr Library kLibraries[] = {
 
 std::string versionLine() {
   const BuildInfo b = buildInfo();
-  return "fleetsched " + b.version + " (commit " + b.gitCommit.substr(0, 12) + ", built " + b.buildDate + ", " +
-         b.compiler + ")";
+  return "fleetsched " + b.version + " (commit " + b.gitCommit.substr(0, 12) + ", built " + b.buildDate +
+         ", " + b.compiler + ")";
 }
 
 // The values are ours (versions, hashes, dates): none carries a quote or a backslash.
@@ -105,7 +105,8 @@ std::string versionJson() {
 std::string versionYaml() {
   const BuildInfo b = buildInfo();
   std::ostringstream o;
-  o << "version: " << b.version << "\ngitCommit: \"" << b.gitCommit << "\"\ngitCommitDate: \"" << b.gitCommitDate
+  o << "version: " << b.version << "\ngitCommit: \"" << b.gitCommit << "\"\ngitCommitDate: \""
+    << b.gitCommitDate
     << "\"\nbuildDate: \"" << b.buildDate << "\"\ncompiler: " << b.compiler << "\nlibraries:\n";
   for (const auto& l : kLibraries) o << "  " << l.name << ": \"" << l.version << "\"\n";
   return o.str();
@@ -161,7 +162,8 @@ void configureRoot(CLI::App& app) {
 
 void addVersionCommand(CLI::App& app) {
   auto format = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("version", "Print the version, commit, build date, compiler and libraries");
+  CLI::App* cmd =
+      app.add_subcommand("version", "Print the version, commit, build date, compiler and libraries");
   cmd->add_option("-o,--output", *format, "Output format (default: one line of text)")
       ->check(CLI::IsMember({"json", "yaml"}).description(""))
       ->type_name("json|yaml");
@@ -227,7 +229,8 @@ int run(CLI::App& app, int argc, char** argv) {
     return kExitUsage;
   }
   if (app.get_subcommands().empty()) {
-    std::cerr << "Error: a command is required\n" << commandList(app) << "Run 'fleetsched --help' for usage.\n";
+    std::cerr << "Error: a command is required\n"
+              << commandList(app) << "Run 'fleetsched --help' for usage.\n";
     return kExitUsage;
   }
   return kExitOk;
