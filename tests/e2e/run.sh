@@ -30,10 +30,15 @@ if [[ ${FLEETSCHED_E2E_EXTENDER:-fleetsched} == fleetsched && -z ${FLEETSCHED_BI
 fi
 
 # pytest comes from Debian (python3-pytest, which scripts/bootstrap.sh installs); nothing is
-# installed here at run time.
-if ! python3 -c 'import pytest' 2>/dev/null; then
-  echo "e2e: pytest is missing for $(command -v python3): install the Debian package python3-pytest" \
-    "(scripts/bootstrap.sh does)" >&2
+# installed here at run time. The python3 on PATH may be another installation (pyenv, a venv)
+# without it; Debian's own is the fallback.
+python=""
+for py in python3 /usr/bin/python3; do
+  if "$py" -c 'import pytest, yaml' 2>/dev/null; then python=$py; break; fi
+done
+if [[ -z $python ]]; then
+  echo "e2e: pytest is missing for $(command -v python3): install the Debian packages python3-pytest" \
+    "and python3-yaml (scripts/bootstrap.sh does)" >&2
   exit 1
 fi
-exec python3 -m pytest tests/e2e -p no:cacheprovider "$@"
+exec "$python" -m pytest tests/e2e -p no:cacheprovider "$@"
