@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "apiclient/k8s_names.h"
+
 namespace fleetsched::apiclient {
 namespace {
 
@@ -127,7 +129,7 @@ void Reflector::startListPage() {
   Request req;
   req.path = config_.path + "?limit=" + std::to_string(config_.pageSize);
   if (!config_.fieldSelector.empty()) req.path += "&fieldSelector=" + config_.fieldSelector;
-  if (!continue_.empty()) req.path += "&continue=" + continue_;
+  if (!continue_.empty()) req.path += "&continue=" + escapeQueryValue(continue_);
   req.timeoutMs = config_.listTimeoutMs;
   ResponseHandler h;
   h.onStatus = [this, gen](int status) {

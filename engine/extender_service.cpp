@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "apiclient/k8s_names.h"
 #include "codec/encoder.h"
 #include "codec/json_writer.h"
 #include "engine/ingest.h"
@@ -964,6 +965,15 @@ void ExtenderService::remember(const codec::Pod& pod) {
 bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
   if (!decoder_.decodeBindingArgs(req.body, bindArgs_)) {
     badRequest(req);
+    return true;
+  }
+  // The namespace and name become path segments of the Binding's URL (and of the Event that
+  // reports a failure): refuse what kube-apiserver could not hold before anything is reserved
+  // or sent.
+  if (std::string invalid; !apiclient::validatePodRef(bindArgs_.podNamespace, bindArgs_.podName, invalid)) {
+    decodeErrors_->inc();
+    req.status = 400;
+    req.response = "bind: " + invalid + "\n";
     return true;
   }
   // The batch's snapshot predates the reservations of the binds before this one in the batch

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "apiclient/curl_transport.h"
+#include "apiclient/k8s_names.h"
 #include "apiclient/kube_config.h"
 #include "apiclient/reflector.h"
 #include "cache/file_source.h"
@@ -570,6 +571,12 @@ void Ingestor::afterIngestTurn(std::function<void()> fn) {
 }
 
 void Ingestor::postBinding(BindingRequest req, std::function<void(std::string error)> done) {
+  // The names become URL path segments: a name kube-apiserver would refuse is refused here,
+  // before any request (and no Event is posted into a namespace the caller made up).
+  if (std::string invalid; !apiclient::validatePodRef(req.podNamespace, req.podName, invalid)) {
+    runOnReactor([done = std::move(done), error = "binding: " + invalid] { done(error); });
+    return;
+  }
   std::string body;
   {
     codec::JsonWriter w(body);
@@ -595,7 +602,7 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
   runOnIngest([this, l, shared, body = std::move(body), done = std::move(done)]() mutable {
     apiclient::Request r;
     r.method = "POST";
-    r.path = "/api/v1/namespaces/" + shared->podNamespace + "/pods/" + shared->podName + "/binding";
+    r.path = apiclient::podBindingPath(shared->podNamespace, shared->podName);
     r.body = std::move(body);
     r.timeoutMs = kBindTimeoutMs;
     fetch(l->transport, std::move(r), [this, l, shared, done](int status, std::string& body, const std::string& err) {
@@ -640,7 +647,7 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
         }
         apiclient::Request er;
         er.method = "POST";
-        er.path = "/api/v1/namespaces/" + shared->podNamespace + "/events";
+        er.path = apiclient::eventsPath(shared->podNamespace);
         er.body = std::move(ev);
         l->transport.start(std::move(er), apiclient::ResponseHandler{});
       }
@@ -684,9 +691,9 @@ void Ingestor::auditPage(std::shared_ptr<AuditJob> job, std::string continueToke
   apiclient::Request r;
   r.path = "/api/v1/pods?fieldSelector=" + std::string(kActivePods) + "&limit=" + std::to_string(kAuditPageSize);
   if (continueToken.empty()) {
-    r.path += "&resourceVersion=" + job->resourceVersion + "&resourceVersionMatch=Exact";
+    r.path += "&resourceVersion=" + apiclient::escapeQueryValue(job->resourceVersion) + "&resourceVersionMatch=Exact";
   } else {
-    r.path += "&continue=" + continueToken;
+    r.path += "&continue=" + apiclient::escapeQueryValue(continueToken);
   }
   r.timeoutMs = 60'000;
   fetch(l->transport, std::move(r), [this, l, job](int status, std::string& body, const std::string& err) {

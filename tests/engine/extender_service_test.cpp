@@ -100,6 +100,41 @@ TEST_F(ServiceTest, GoldenReplies) {
   EXPECT_GE(cases, 12);
 }
 
+// Defect 2 of issue 26: the namespace and name became URL path segments unescaped ('?'
+// injected dryRun=All, "../" reached another API group, CR-LF names produced Events).
+TEST_F(ServiceTest, BindRefusesNamesKubernetesCouldNotHold) {
+  load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
+  const std::string bad[][2] = {
+      {"ml?dryRun=All", "train-0"},
+      {"../apis/events.k8s.io/v1/namespaces/ml", "train-0"},
+      {"ml", "train-0\r\nX: y"},
+      {"ml", "a/../b"},
+      {"ml", ""},
+      {"", "train-0"},
+      {std::string(64, 'a'), "train-0"},
+      {"ml", std::string(254, 'a')},
+  };
+  for (const auto& [ns, name] : bad) {
+    std::string body;
+    {
+      codec::JsonWriter w(body);
+      w.raw(R"({"PodName":)");
+      w.string(name);
+      w.raw(R"(,"PodNamespace":)");
+      w.string(ns);
+      w.raw(R"(,"PodUID":"u-1","Node":"gpu-a"})");
+    }
+    Answer a = call(Verb::Bind, body);
+    EXPECT_EQ(a.status, 400) << body << ": " << a.body;
+    EXPECT_NE(a.body.find("bind: invalid pod"), std::string::npos) << a.body;
+    EXPECT_EQ(a.body.find('\r'), std::string::npos) << a.body;
+  }
+  // A valid name goes on to the binder (absent here).
+  Answer a = call(Verb::Bind, R"({"PodName":"train-0.x","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})");
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_NE(a.body.find("does not bind here"), std::string::npos) << a.body;
+}
+
 TEST_F(ServiceTest, OneBatchAnswersLikeSeparateCalls) {
   load(dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json");
   std::string a = readFile(fs::path(dataDir()) / "service/filter/gpu2_spot_tolerant.request.json");
