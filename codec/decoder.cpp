@@ -216,6 +216,22 @@ class Decoder::Impl {
   std::vector<const MemoNode*> hits_;
   std::vector<size_t> hitAt_;
 
+  // ---- full-Nodes echo check ----------------------------------------------------------------
+  // On-Demand skips the fields it is not asked for (managedFields, images, conditions...)
+  // counting brackets only, so garbage inside them went unnoticed, and full-Nodes replies echo
+  // each node's bytes: a node is accepted only when its bytes are valid JSON as a whole. Runs
+  // once per distinct node (memo hits are byte-equal to a node checked before).
+  simdjson::dom::parser validator_;
+  bool validNodeBytes(std::string_view raw) {
+    if (raw.empty()) return true;  // null: echoed as null
+    // `raw` lies inside the padded request, so the padding simdjson reads past its end exists.
+    simdjson::error_code e =
+        validator_.parse(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), false).error();
+    if (e == simdjson::SUCCESS) return true;
+    if (e == simdjson::CAPACITY || e == simdjson::MEMALLOC) return failJson(e);
+    return fail(std::string("invalid JSON inside the node object (") + simdjson::error_message(e) + ")");
+  }
+
   // ---- error helpers (cold) -------------------------------------------------------------
   bool fail(std::string what) {
     kind_ = DecodeError::Invalid;
@@ -998,7 +1014,8 @@ bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out
         usedNodes = 0;  // a repeated key replaces, as in Go
         d.itemsOffset_ = static_cast<size_t>(v2.raw_json_token().data() - padded.data());
         return d.elements(v2, [&](size_t, sj::value& el) {
-          return d.node(el, nextSlot(out.nodes, usedNodes, resetNode));
+          Node& slot = nextSlot(out.nodes, usedNodes, resetNode);
+          return d.node(el, slot) && d.validNodeBytes(slot.raw);
         }) || d.at("items");
       }) || d.at("Nodes");
     }

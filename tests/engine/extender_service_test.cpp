@@ -377,6 +377,50 @@ TEST_F(ServiceTest, FiveHundredFullNodesEchoTheInputObjects) {
   EXPECT_GT(passing, 20u);
 }
 
+// Defect 6 of issue 26: the decoder skips fields it does not read (counting brackets only)
+// and full-Nodes replies echo each node's bytes, so garbage inside a skipped field came back in
+// a 200 that was not JSON. Now such a request is either refused or answered with valid JSON.
+TEST_F(ServiceTest, GarbageInsideSkippedNodeFieldsNeverEchoesInvalidJson) {
+  auto f = makeFleet(50, 0);
+  const std::string garbage[] = {
+      R"("managedFields":[{"manager" "kubelet", "x": tru}],)",
+      R"("managedFields":[{"a":1,,}],)",
+      R"("managedFields":{"k":[1 2 3]},)",
+      R"("managedFields":[nul],)",
+  };
+  for (const std::string& g : garbage) {
+    std::vector<std::string> wires;
+    for (size_t i = 0; i < f->fleet.size(); ++i) {
+      std::string w = f->fleet.nodeWire(i);
+      const size_t meta = w.find(R"("metadata":{)");
+      ASSERT_NE(meta, std::string::npos);
+      w.insert(meta + 12, g);
+      wires.push_back(std::move(w));
+    }
+    std::string body;
+    bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+    for (int round = 0; round < 2; ++round) {  // the second time, from the decoder's memo if anywhere
+      Answer a = call(Verb::Filter, body);
+      if (a.status == 200) {
+        simdjson::dom::parser parser;
+        EXPECT_EQ(parser.parse(a.body).error(), simdjson::SUCCESS) << g << ": 200 with invalid JSON";
+      } else {
+        EXPECT_EQ(a.status, 400) << a.body;
+        EXPECT_NE(a.body.find("invalid JSON inside the node object"), std::string::npos) << a.body;
+      }
+    }
+  }
+  // Valid nodes are still echoed.
+  std::vector<std::string> wires;
+  for (size_t i = 0; i < f->fleet.size(); ++i) wires.push_back(f->fleet.nodeWire(i));
+  std::string body;
+  bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+  Answer a = call(Verb::Filter, body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  simdjson::dom::parser parser;
+  EXPECT_EQ(parser.parse(a.body).error(), simdjson::SUCCESS);
+}
+
 // NodeNames-mode replies come from per-node-set tables and a memo of the last list; each answer
 // must be what a service that has seen nothing before gives for the same request and cluster.
 class FastPathTest : public ServiceTest {
