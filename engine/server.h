@@ -57,7 +57,9 @@ struct ServerConfig {
   uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes
   uint32_t lingerMs = kDefaultLingerMs;
   int backlog = 511;
-  bool reusePort = true;  // SO_REUSEPORT, so several reactors can share the port
+  // SO_REUSEPORT, so several reactors can share the port. Off by default: with it a second
+  // process listening on the same port silently takes a share of the connections.
+  bool reusePort = false;
   // Added to every server metric series, e.g. {{"reactor", "1"}}: reactors sharing one Metrics
   // registry need distinct labels (a series has one writer thread).
   Labels metricLabels;

@@ -144,6 +144,9 @@ void stopAll(ServeState& s) {
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve kube-scheduler's extender verbs over HTTP");
   cmd->add_option("--listen", o.listen, "Address to listen on, HOST:PORT")->capture_default_str();
+  cmd->add_flag("--reuse-port", o.reusePort,
+                "Set SO_REUSEPORT on the listening socket, so several fleetsched processes that all set it share "
+                "the port (without it a second process on a port in use fails to start)");
   cmd->add_option("--url-prefix", o.urlPrefix, "Path prefix of the verbs: PREFIX/filter, PREFIX/prioritize, ...");
   cmd->add_option("--config", o.configFile, "FleetschedConfiguration YAML (default: the built-in default profile)");
   cmd->add_option("--nodes", o.nodesFile, "Nodes from a file (`kubectl get nodes -o json`), reloaded on SIGHUP");
@@ -190,6 +193,7 @@ int runServe(const ServeOptions& o) {
     return 1;
   }
   serverConfig.urlPrefix = o.urlPrefix;
+  serverConfig.reusePort = o.reusePort;
   if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
   if (o.maxConnections != 0) serverConfig.maxConnections = o.maxConnections;
 
@@ -298,7 +302,10 @@ int runServe(const ServeOptions& o) {
   });
 
   if (int rc = server.listen(); rc != 0) {
-    std::fprintf(stderr, "fleetsched: listen %s: %s\n", o.listen.c_str(), uv_strerror(rc));
+    std::fprintf(stderr, "fleetsched: listen %s: %s%s\n", o.listen.c_str(), uv_strerror(rc),
+                 rc == UV_EADDRINUSE && !o.reusePort
+                     ? " (another process holds the port; --reuse-port shares it with processes that set it too)"
+                     : "");
     return 1;
   }
 

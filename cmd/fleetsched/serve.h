@@ -10,6 +10,7 @@ namespace fleetsched::cmd {
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:8888";
+  bool reusePort = false;  // SO_REUSEPORT: share the port with other processes that set it too
   std::string urlPrefix;
   std::string configFile;
   std::string nodesFile;

@@ -1,0 +1,155 @@
+// `fleetsched serve` as a process: how it starts, refuses to start, and shares a port.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+std::string gBinary;
+
+// A port nobody listens on now (bound to 0, read back, closed).
+uint16_t freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+struct Proc {
+  pid_t pid = -1;
+  std::string errFile;
+  int status = 0;
+  bool exited = false;
+
+  // Waits up to `ms` for the process to exit.
+  bool waitExit(int ms) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) return exited = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  void stop() {
+    if (pid <= 0 || exited) return;
+    ::kill(pid, SIGTERM);
+    if (!waitExit(5000)) {
+      ::kill(pid, SIGKILL);
+      waitExit(5000);
+    }
+  }
+  std::string err() const {
+    std::ifstream in(errFile);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  ~Proc() {
+    stop();
+    if (!errFile.empty()) std::filesystem::remove(errFile);
+  }
+};
+
+void spawn(Proc& p, const std::vector<std::string>& args, const std::string& tag) {
+  p.errFile = (std::filesystem::temp_directory_path() /
+               ("fleetsched-serve-" + std::to_string(::getpid()) + "-" + tag + ".err"))
+                  .string();
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, p.errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  argv.push_back(gBinary.data());
+  std::vector<std::string> copy = args;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ASSERT_EQ(posix_spawn(&p.pid, gBinary.c_str(), &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+void waitListening(Proc& p, uint16_t port) {
+  for (int i = 0; i < 250 && !accepts(port); ++i) {
+    ASSERT_FALSE(p.waitExit(0)) << "serve exited: " << p.err();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(accepts(port)) << p.err();
+}
+
+// Defect 7 of issue 26: SO_REUSEPORT was always set, so a second serve on a port in use started
+// and silently took a share of kube-scheduler's connections.
+TEST(ServeProcess, SecondServeOnAPortInUseFailsWithExitCode1) {
+  const uint16_t port = freePort();
+  const std::string listen = "--listen=127.0.0.1:" + std::to_string(port);
+  Proc first;
+  spawn(first, {"serve", listen}, "first");
+  waitListening(first, port);
+
+  Proc second;
+  spawn(second, {"serve", listen}, "second");
+  ASSERT_TRUE(second.waitExit(10000)) << "a second serve on the same port kept running: " << second.err();
+  ASSERT_TRUE(WIFEXITED(second.status));
+  EXPECT_EQ(WEXITSTATUS(second.status), 1);
+  EXPECT_NE(second.err().find("address already in use"), std::string::npos) << second.err();
+  EXPECT_NE(second.err().find("--reuse-port"), std::string::npos) << second.err();
+  EXPECT_TRUE(accepts(port));  // the first one is unharmed
+}
+
+TEST(ServeProcess, ReusePortSharesThePortWhenBothAskForIt) {
+  const uint16_t port = freePort();
+  const std::string listen = "--listen=127.0.0.1:" + std::to_string(port);
+  Proc first, second;
+  spawn(first, {"serve", listen, "--reuse-port"}, "rp-first");
+  waitListening(first, port);
+  spawn(second, {"serve", listen, "--reuse-port"}, "rp-second");
+  EXPECT_FALSE(second.waitExit(1500)) << second.err();
+  second.stop();
+  first.stop();
+  ASSERT_TRUE(WIFEXITED(first.status));
+  EXPECT_EQ(WEXITSTATUS(first.status), 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PATH-TO-fleetsched\n", argv[0]);
+    return 2;
+  }
+  gBinary = argv[1];
+  return RUN_ALL_TESTS();
+}
