@@ -24,8 +24,10 @@ bool decodeFile(const std::string& path, codec::PaddedBuffer& buffer, codec::Dec
 
 }  // namespace
 
-bool loadClusterFiles(Cache& cache, const std::string& nodesPath, const std::string& podsPath, std::string& error,
-                      FileLoadStats* stats) {
+namespace {
+
+bool load(Cache& cache, const std::string& nodesPath, const std::string& podsPath, bool allowEmptyFleet,
+          std::string& error, FileLoadStats* stats) {
   // Separate decoders: a decode's views stay valid only until that decoder's next decode.
   codec::PaddedBuffer nodeBytes, podBytes;
   codec::Decoder nodeDecoder(kMaxClusterFileBytes), podDecoder(kMaxClusterFileBytes);
@@ -38,6 +40,11 @@ bool loadClusterFiles(Cache& cache, const std::string& nodesPath, const std::str
   if (!podsPath.empty() && !decodeFile(podsPath, podBytes, podDecoder, pods, &codec::Decoder::decodePodList, error)) {
     return false;
   }
+  if (!nodesPath.empty() && nodes.items.empty() && !allowEmptyFleet) {
+    error = nodesPath + " holds no nodes; keeping the " + std::to_string(cache.stats().nodes) +
+            " nodes loaded before (an empty fleet is accepted only with --allow-empty-fleet)";
+    return false;
+  }
   {
     auto w = cache.write();
     if (!nodesPath.empty()) w.replaceNodes(nodes.items);
@@ -48,6 +55,18 @@ bool loadClusterFiles(Cache& cache, const std::string& nodesPath, const std::str
     stats->pods = pods.items.size();
   }
   return true;
+}
+
+}  // namespace
+
+bool loadClusterFiles(Cache& cache, const std::string& nodesPath, const std::string& podsPath, std::string& error,
+                      FileLoadStats* stats) {
+  return load(cache, nodesPath, podsPath, /*allowEmptyFleet=*/true, error, stats);
+}
+
+bool reloadClusterFiles(Cache& cache, const std::string& nodesPath, const std::string& podsPath,
+                        bool allowEmptyFleet, std::string& error, FileLoadStats* stats) {
+  return load(cache, nodesPath, podsPath, allowEmptyFleet, error, stats);
 }
 
 bool loadNodesFile(Cache& cache, const std::string& path, std::string& error, FileLoadStats* stats) {

@@ -33,5 +33,10 @@ bool loadPodsFile(Cache& cache, const std::string& path, std::string& error, Fil
 // Both files in one version; an empty path leaves that half alone.
 bool loadClusterFiles(Cache& cache, const std::string& nodesPath, const std::string& podsPath, std::string& error,
                       FileLoadStats* stats = nullptr);
+// What SIGHUP runs: loadClusterFiles, except that a nodes file holding no node is refused (the
+// cache keeps its state, `error` says why) unless `allowEmptyFleet`: a truncated or half-written
+// file must not wipe the fleet while /readyz stays 200.
+bool reloadClusterFiles(Cache& cache, const std::string& nodesPath, const std::string& podsPath,
+                        bool allowEmptyFleet, std::string& error, FileLoadStats* stats = nullptr);
 
 }  // namespace fleetsched::cache

@@ -67,7 +67,8 @@ struct ServeState {
 void reloadFiles(ServeState& s) {
   std::string error;
   cache::FileLoadStats st;
-  if (!cache::loadClusterFiles(*s.cache, s.options->nodesFile, s.options->podsFile, error, &st)) {
+  if (!cache::reloadClusterFiles(*s.cache, s.options->nodesFile, s.options->podsFile, s.options->allowEmptyFleet,
+                                 error, &st)) {
     std::fprintf(stderr, "fleetsched: reload failed, keeping the previous state: %s\n", error.c_str());
     return;
   }
@@ -151,6 +152,9 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--config", o.configFile, "FleetschedConfiguration YAML (default: the built-in default profile)");
   cmd->add_option("--nodes", o.nodesFile, "Nodes from a file (`kubectl get nodes -o json`), reloaded on SIGHUP");
   cmd->add_option("--pods", o.podsFile, "Bound pods from a file (`kubectl get pods -A -o json`), reloaded on SIGHUP");
+  cmd->add_flag("--allow-empty-fleet", o.allowEmptyFleet,
+                "Accept a SIGHUP reload whose nodes file holds no node (by default it is refused and the previous "
+                "fleet kept)");
   cmd->add_flag("--demo-fleet", o.demoFleet, "Schedule against the embedded demo GPU fleet (the default without a node source)");
   cmd->add_option("--kubeconfig", o.kubeconfig, "Watch nodes and pods through this kubeconfig");
   cmd->add_option("--context", o.context, "kubeconfig context (default: current-context)");

@@ -16,6 +16,7 @@ struct ServeOptions {
   std::string nodesFile;
   std::string podsFile;
   bool demoFleet = false;
+  bool allowEmptyFleet = false;  // SIGHUP may load a nodes file without nodes
   std::string kubeconfig;
   std::string context;
   bool inCluster = false;

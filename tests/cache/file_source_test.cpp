@@ -54,6 +54,35 @@ TEST(FileSource, LoadsKubectlNodeAndPodLists) {
   EXPECT_EQ(cache.stats().boundPods, 2U);
 }
 
+// Defect 8 of issue 26: SIGHUP reloaded a node list without nodes and wiped the fleet (readyz
+// stayed 200). A reload now refuses it and keeps the previous state, unless allowed.
+TEST(FileSource, ReloadRefusesAnEmptyFleetUnlessAllowed) {
+  Cache cache;
+  Reader reader(cache);
+  std::string error;
+  ASSERT_TRUE(reloadClusterFiles(cache, testData("codec/nodes.json"), testData("codec/pods.json"), false, error))
+      << error;
+  ASSERT_EQ(reader.acquire().nodeCount(), 3U);
+  for (const char* empty : {R"({"kind":"NodeList","apiVersion":"v1","items":[]})", R"({"kind":"NodeList","items":null})"}) {
+    TempFile nodes("empty-nodes", empty);
+    FileLoadStats stats;
+    error.clear();
+    EXPECT_FALSE(reloadClusterFiles(cache, nodes.path(), testData("codec/pods.json"), false, error, &stats)) << empty;
+    EXPECT_NE(error.find("holds no nodes; keeping the 3 nodes"), std::string::npos) << error;
+    EXPECT_NE(error.find("--allow-empty-fleet"), std::string::npos) << error;
+    Snapshot snap = reader.acquire();
+    EXPECT_EQ(snap.nodeCount(), 3U);
+    EXPECT_NE(snap.find("gpu-a"), nullptr);
+    EXPECT_EQ(cache.stats().boundPods, 2U);  // the pods half was not applied either
+  }
+  TempFile nodes("empty-nodes-allowed", R"({"kind":"NodeList","items":[]})");
+  ASSERT_TRUE(reloadClusterFiles(cache, nodes.path(), "", true, error)) << error;
+  EXPECT_EQ(reader.acquire().nodeCount(), 0U);
+  // A reload with nodes again is accepted either way.
+  ASSERT_TRUE(reloadClusterFiles(cache, testData("codec/nodes.json"), "", false, error)) << error;
+  EXPECT_EQ(reader.acquire().nodeCount(), 3U);
+}
+
 TEST(FileSource, DemoFleetJsonLoadsLikeTheStructs) {
   Cache fromStructs;
   {
