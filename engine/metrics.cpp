@@ -54,9 +54,12 @@ std::string renderLabels(const Labels& labels) {
 
 double Histogram::upperBoundSeconds(size_t i) {
   if (i >= kBounds - 1) return 10.0;
-  double scale = 1e-6;
-  for (size_t e = 0; e < i / kStepsPerDecade; ++e) scale *= 10;
-  return static_cast<double>(i % kStepsPerDecade + 1) * scale;
+  // m x 10^(e-6) as one correctly rounded division of exact integers (10^k is exact for k <= 22),
+  // so the double is the one nearest the decimal and prints as it ("3e-06", "0.3"). Multiplying
+  // by 10 decade after decade accumulated rounding: le="0.30000000000000004".
+  static constexpr double kPow10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+  const size_t decade = i / kStepsPerDecade;  // 0..6
+  return static_cast<double>(i % kStepsPerDecade + 1) / kPow10[6 - decade];
 }
 
 size_t Histogram::bucketFor(uint64_t nanos) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -19,6 +22,36 @@ TEST(Histogram, BucketBoundsAreLogLinearFrom1usTo10s) {
   EXPECT_DOUBLE_EQ(Histogram::upperBoundSeconds(63), 10.0);
   for (size_t i = 1; i < Histogram::kBounds; ++i)
     EXPECT_LT(Histogram::upperBoundSeconds(i - 1), Histogram::upperBoundSeconds(i)) << i;
+}
+
+// Issue 26: 180 of 650 rendered `le` labels carried float noise ("0.30000000000000004",
+// "3.0000000000000004e-06"). Every bound must render as its decimal, m x 10^k, and nothing longer.
+TEST(Histogram, RenderedBoundsAreExactDecimals) {
+  Metrics m;
+  m.histogram("latency_seconds", "help", {{"verb", "filter"}});
+  std::string text;
+  m.render(text);
+  std::vector<std::string> labels;
+  for (size_t at = text.find("le=\""); at != std::string::npos; at = text.find("le=\"", at + 1)) {
+    const size_t from = at + 4;
+    labels.push_back(text.substr(from, text.find('"', from) - from));
+  }
+  ASSERT_EQ(labels.size(), Histogram::kBounds + 1);
+  EXPECT_EQ(labels.back(), "+Inf");
+  for (size_t i = 0; i < Histogram::kBounds; ++i) {
+    // The decimal as a person writes it: m x 10^(decade - 6), and 10 for the last bound.
+    const bool last = i + 1 == Histogram::kBounds;
+    char decimal[16];
+    std::snprintf(decimal, sizeof decimal, "%de%d", last ? 1 : static_cast<int>(i % 9 + 1),
+                  last ? 1 : static_cast<int>(i / 9) - 6);
+    const double exact = std::strtod(decimal, nullptr);
+    EXPECT_EQ(std::strtod(labels[i].c_str(), nullptr), exact) << labels[i];
+    EXPECT_LE(labels[i].size(), 5u) << "bound " << i << " rendered as " << labels[i];
+  }
+  EXPECT_EQ(labels[0], "1e-06");
+  EXPECT_EQ(labels[2], "3e-06");
+  EXPECT_EQ(labels[47], "0.3");
+  EXPECT_EQ(labels[63], "10");
 }
 
 TEST(Histogram, ObservationLandsInTheFirstBucketWhoseBoundHoldsIt) {
