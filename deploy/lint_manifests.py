@@ -6,6 +6,7 @@ Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR]... [--write-s
 
 Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
+  - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
   - Deployments: hardened pod and container security contexts, requests and limits on every
     container, fleetsched probes on /healthz and /readyz;
   - KubeSchedulerConfiguration inside ConfigMaps: only known extender keys (a misspelt key such as
@@ -39,6 +40,16 @@ KNOWN_METRICS = {
     "fleetsched_cache_nodes", "fleetsched_cache_pods", "fleetsched_watch_lag_seconds",
     "fleetsched_relists_total", "fleetsched_reservations", "fleetsched_gpu_allocated",
     "fleetsched_gpu_free",
+}
+
+# Every request fleetsched's API client sends (engine/ingest.cpp): list+watch of nodes and pods, the
+# bind verb's Binding, and the core/v1 Event reporting a failed binding. fleetsched's own ClusterRole
+# grants exactly these and nothing more (no patch: GPU-index annotations ride on the Binding).
+CLIENT_REQUESTS = {
+    ("", "nodes"): {"get", "list", "watch"},
+    ("", "pods"): {"get", "list", "watch"},
+    ("", "pods/binding"): {"create"},
+    ("", "events"): {"create"},
 }
 
 errors = []
@@ -151,6 +162,18 @@ def checkProfile(where, cfg):
                 error(where, f"plugin entry {plugin!r} needs a name and an integer weight")
 
 
+def checkClusterRole(where, obj):
+    """fleetsched's own ClusterRole may grant only what CLIENT_REQUESTS lists."""
+    for rule in obj.get("rules") or []:
+        for group in rule.get("apiGroups") or []:
+            for resource in rule.get("resources") or []:
+                allowed = CLIENT_REQUESTS.get((group, resource), set())
+                extra = sorted(set(rule.get("verbs") or []) - allowed)
+                if extra:
+                    error(where, f"grants {extra} on {group or 'core'}/{resource}, which fleetsched never "
+                                 f"sends (allowed: {sorted(allowed) or 'nothing'})")
+
+
 def checkManifest(path, context):
     with open(path) as f:
         docs = [d for d in yaml.safe_load_all(f) if d]
@@ -165,6 +188,8 @@ def checkManifest(path, context):
             error(where, "namespaced object without metadata.namespace")
         if kind == "Deployment":
             checkDeployment(where, obj, context)
+        elif kind == "ClusterRole" and "fleetsched" in name:
+            checkClusterRole(where, obj)
         elif kind == "ConfigMap":
             for key, text in (obj.get("data") or {}).items():
                 embedded = yaml.safe_load(text)

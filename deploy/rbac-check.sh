@@ -38,10 +38,10 @@ echo "rbac-check: $shape, $as"
 expect yes list nodes
 expect yes watch nodes
 expect yes watch pods
-expect yes patch pods
 expect yes create pods --subresource=binding
 expect yes create events
-expect yes patch events.events.k8s.io
+# fleetsched never patches: the GPU-index annotations ride on the Binding.
+expect no patch pods
 # Never: secrets, node writes, creating pods.
 expect no get secrets -n "$ns"
 expect no update nodes
@@ -55,7 +55,10 @@ if [ "$shape" = sidecar ]; then
   expect yes update "leases/$lease" -n "$ns"
   expect no update leases/some-other-lease -n "$ns"
 else
-  # No scheduler in this shape: no preemption (pod deletes) and no scheduler-wide reads.
+  # No scheduler in this shape: no preemption (pod deletes) and no scheduler-wide reads. (In the
+  # sidecar shape kube-scheduler's own role patches events; fleetsched only creates them.)
+  expect no patch events
+  expect no patch events.events.k8s.io
   expect no delete pods
   expect no list csinodes.storage.k8s.io
   expect no update "leases/$lease" -n "$ns"
