@@ -29,8 +29,10 @@ struct CurlGlobal {
 
 }  // namespace
 
-CurlTransport::CurlTransport(uv_loop_t* loop, ClusterConfig config) : loop_(loop), config_(std::move(config)) {
+CurlTransport::CurlTransport(uv_loop_t* loop, ClusterConfig config)
+    : loop_(loop), config_(std::move(config)), route_(serverRoute(config_)) {
   static CurlGlobal global;
+  if (!route_.connectTo.empty()) connectTo_ = curl_slist_append(nullptr, route_.connectTo.c_str());
   multi_ = curl_multi_init();
   curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlTransport::onCurlSocket);
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
@@ -53,6 +55,8 @@ void CurlTransport::close() {
   exchanges_.clear();
   curl_multi_cleanup(multi_);
   multi_ = nullptr;
+  curl_slist_free_all(connectTo_);
+  connectTo_ = nullptr;
   uv_timer_stop(timer_);
   uv_close(reinterpret_cast<uv_handle_t*>(timer_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
   timer_ = nullptr;
@@ -66,8 +70,9 @@ Transport::Id CurlTransport::start(Request req, ResponseHandler handler) {
   ex->handler = std::move(handler);
   CURL* e = curl_easy_init();
   ex->easy = e;
-  std::string url = config_.server + ex->req.path;
+  std::string url = route_.urlBase + ex->req.path;
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+  if (connectTo_ != nullptr) curl_easy_setopt(e, CURLOPT_CONNECT_TO, connectTo_);
   curl_easy_setopt(e, CURLOPT_PRIVATE, ex.get());
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlTransport::onHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, ex.get());
@@ -97,6 +102,7 @@ Transport::Id CurlTransport::start(Request req, ResponseHandler handler) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   ex->headers = curl_slist_append(ex->headers, "Accept: application/json");
+  if (!route_.hostHeader.empty()) ex->headers = curl_slist_append(ex->headers, route_.hostHeader.c_str());
   if (!config_.token.empty()) {
     ex->headers = curl_slist_append(ex->headers, ("Authorization: Bearer " + config_.token).c_str());
   }

@@ -50,6 +50,8 @@ class CurlTransport : public Transport {
 
   uv_loop_t* loop_;
   ClusterConfig config_;
+  ServerRoute route_;
+  curl_slist* connectTo_ = nullptr;  // route_.connectTo for CURLOPT_CONNECT_TO; lives with the transport
   CURLM* multi_ = nullptr;
   uv_timer_t* timer_ = nullptr;
   Id nextId_ = 1;

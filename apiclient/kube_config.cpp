@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <string_view>
 #include <fstream>
 #include <sstream>
 
@@ -159,6 +160,39 @@ bool inClusterConfig(ClusterConfig& out, std::string& error, const std::string& 
   std::string ns;
   if (readFile(saDir + "/namespace", ns)) out.namespace_ = ns;
   return true;
+}
+
+std::string plaintextTokenWarning(const ClusterConfig& config) {
+  if (config.token.empty() && config.tokenFile.empty()) return {};
+  if (config.server.compare(0, 7, "http://") != 0) return {};
+  return "warning: the API server " + config.server +
+         " is plain http://: the bearer token is sent unencrypted (use https://)";
+}
+
+ServerRoute serverRoute(const ClusterConfig& config) {
+  ServerRoute r;
+  r.urlBase = config.server;
+  const std::string& s = config.server;
+  const std::string_view https = "https://";
+  if (config.tlsServerName.empty() || s.compare(0, https.size(), https) != 0) return r;
+  const size_t hostFrom = https.size();
+  const size_t slash = s.find('/', hostFrom);
+  const std::string authority = s.substr(hostFrom, slash == std::string::npos ? std::string::npos : slash - hostFrom);
+  const std::string path = slash == std::string::npos ? std::string() : s.substr(slash);
+  // host (an IPv6 literal keeps its brackets) and port (443 when absent).
+  std::string host = authority;
+  std::string port = "443";
+  const size_t close = authority.rfind(']');
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && (close == std::string::npos || colon > close)) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty() || host == config.tlsServerName) return r;
+  r.urlBase = "https://" + config.tlsServerName + ":" + port + path;
+  r.connectTo = config.tlsServerName + ":" + port + ":" + host + ":" + port;
+  r.hostHeader = "Host: " + authority;
+  return r;
 }
 
 bool reloadToken(ClusterConfig& config, std::string& error) {

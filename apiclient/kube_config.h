@@ -30,6 +30,21 @@ bool inClusterConfig(ClusterConfig& out, std::string& error,
 // Re-reads tokenFile into token (no-op without a tokenFile). Returns false when unreadable.
 bool reloadToken(ClusterConfig& config, std::string& error);
 
+// A one-line warning when `config` sends a bearer token over plain http:// (anyone on the path
+// can read and replay it); empty otherwise.
+std::string plaintextTokenWarning(const ClusterConfig& config);
+
+// Where requests go. With a tls-server-name (client-go's ServerName) the URL names that host, so
+// libcurl sends it as SNI and verifies the certificate against it, CURLOPT_CONNECT_TO sends the
+// connection to the server's own host and port, and the Host header keeps the server's
+// authority. Without one (or for http://) the URL is the server and the rest is empty.
+struct ServerRoute {
+  std::string urlBase;     // prefix of every request URL: scheme://host[:port][/path]
+  std::string connectTo;   // CURLOPT_CONNECT_TO entry "NAME:PORT:HOST:PORT", or empty
+  std::string hostHeader;  // "Host: HOST[:PORT]" to send, or empty
+};
+ServerRoute serverRoute(const ClusterConfig& config);
+
 // Whole file into `out`; false when it cannot be read.
 bool readFile(const std::string& path, std::string& out);
 

@@ -466,6 +466,9 @@ bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
                                : apiclient::loadKubeconfig(options_.kubeconfig, options_.context, config, error);
   if (!ok) return false;
   server_ = config.server;
+  if (std::string warning = apiclient::plaintextTokenWarning(config); !warning.empty()) {
+    std::fprintf(stderr, "fleetsched: %s\n", warning.c_str());
+  }
 
   reactorAsync_ = new uv_async_t;
   reactorAsync_->data = this;

@@ -125,5 +125,67 @@ TEST_F(KubeConfigTest, InClusterReadsTokenAndRotates) {
   EXPECT_NE(err.find("not running in a cluster"), std::string::npos);
 }
 
+// Issue 26, defect 9: tls-server-name parsed, then applied to where requests go.
+TEST_F(KubeConfigTest, TlsServerNameRoutesToTheServerUnderThatName) {
+  std::string path = write("kubeconfig", R"(apiVersion: v1
+kind: Config
+clusters:
+- name: loop
+  cluster: {server: "https://127.0.0.1:6443", tls-server-name: apiserver-loopback-client}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: c
+  context: {cluster: loop, user: u}
+current-context: c
+)");
+  ClusterConfig c;
+  std::string err;
+  ASSERT_TRUE(loadKubeconfig(path, "", c, err)) << err;
+  EXPECT_EQ(c.tlsServerName, "apiserver-loopback-client");
+  ServerRoute r = serverRoute(c);
+  EXPECT_EQ(r.urlBase, "https://apiserver-loopback-client:6443");
+  EXPECT_EQ(r.connectTo, "apiserver-loopback-client:6443:127.0.0.1:6443");
+  EXPECT_EQ(r.hostHeader, "Host: 127.0.0.1:6443");
+
+  c.server = "https://[::1]:6443";
+  r = serverRoute(c);
+  EXPECT_EQ(r.connectTo, "apiserver-loopback-client:6443:[::1]:6443");
+  EXPECT_EQ(r.hostHeader, "Host: [::1]:6443");
+  c.server = "https://rancher.example/k8s/clusters/c-1";
+  r = serverRoute(c);
+  EXPECT_EQ(r.urlBase, "https://apiserver-loopback-client:443/k8s/clusters/c-1");
+  EXPECT_EQ(r.connectTo, "apiserver-loopback-client:443:rancher.example:443");
+  // Nothing to do without a name, with the same name, or over http://.
+  const char* const cases[][2] = {{"https://10.0.0.1:6443", ""},
+                                  {"https://apiserver-loopback-client:6443", "apiserver-loopback-client"},
+                                  {"http://127.0.0.1:8080", "apiserver-loopback-client"}};
+  for (const auto& [server, name] : cases) {
+    c.server.assign(server);
+    c.tlsServerName.assign(name);
+    r = serverRoute(c);
+    EXPECT_EQ(r.urlBase, server);
+    EXPECT_TRUE(r.connectTo.empty()) << server;
+    EXPECT_TRUE(r.hostHeader.empty()) << server;
+  }
+}
+
+ClusterConfig configWith(const char* server, const char* token, const char* tokenFile) {
+  ClusterConfig c;
+  c.server = server;
+  c.token = token;
+  c.tokenFile = tokenFile;
+  return c;
+}
+
+TEST(PlaintextToken, WarnsOnlyForATokenOverHttp) {
+  EXPECT_EQ(plaintextTokenWarning(configWith("http://127.0.0.1:8080", "", "")), "");  // no token
+  EXPECT_NE(plaintextTokenWarning(configWith("http://127.0.0.1:8080", "t", "")).find("plain http://"),
+            std::string::npos);
+  EXPECT_NE(plaintextTokenWarning(configWith("http://127.0.0.1:8080", "", "/run/token")), "");
+  EXPECT_EQ(plaintextTokenWarning(configWith("https://127.0.0.1:6443", "t", "")), "");
+}
+
 }  // namespace
 }  // namespace fleetsched::apiclient
