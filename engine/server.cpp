@@ -526,6 +526,10 @@ struct Server::Impl {
   void dispatch(Connection* c) {
     RequestParser& p = c->parser;
     Router::Match m = router.match(p.method(), p.target());
+    if (!config.serveVerbs && (m.kind == Router::Kind::kVerb || (m.kind == Router::Kind::kMethodNotAllowed &&
+                                                                 m.allow == std::string_view("POST")))) {
+      m.kind = Router::Kind::kNotFound;
+    }
     Slot& s = nextSlot(c);
     switch (m.kind) {
       case Router::Kind::kVerb:

@@ -60,6 +60,10 @@ struct ServerConfig {
   // SO_REUSEPORT, so several reactors can share the port. Off by default: with it a second
   // process listening on the same port silently takes a share of the connections.
   bool reusePort = false;
+  // false: the extender verbs answer 404 here; /healthz, /readyz, /metrics only (a listener for
+  // kubelet probes and Prometheus beside a loopback-only verbs listener). Routes added with
+  // addGet are served either way.
+  bool serveVerbs = true;
   // Added to every server metric series, e.g. {{"reactor", "1"}}: reactors sharing one Metrics
   // registry need distinct labels (a series has one writer thread).
   Labels metricLabels;

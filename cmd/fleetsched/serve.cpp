@@ -45,6 +45,7 @@ struct ServeState {
   const ServeOptions* options = nullptr;
   cache::Cache* cache = nullptr;
   engine::Server* server = nullptr;
+  engine::Server* probeServer = nullptr;
   engine::Ingestor* ingestor = nullptr;
   engine::Gauge* nodes = nullptr;
   engine::Gauge* boundPods = nullptr;
@@ -126,6 +127,7 @@ void onAudit(uv_timer_t* t) {
 
 void stopAll(ServeState& s) {
   s.server->close();
+  if (s.probeServer != nullptr) s.probeServer->close();
   if (s.ingestor != nullptr) s.ingestor->stop();
   uv_timer_stop(&s.stats);
   uv_timer_stop(&s.auditTimer);
@@ -145,6 +147,9 @@ void stopAll(ServeState& s) {
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve kube-scheduler's extender verbs over HTTP");
   cmd->add_option("--listen", o.listen, "Address to listen on, HOST:PORT")->capture_default_str();
+  cmd->add_option("--probe-listen", o.probeListen,
+                  "Also listen on HOST:PORT for /healthz, /readyz and /metrics only (no verbs, no /debug), so "
+                  "--listen can stay on 127.0.0.1 while kubelet and Prometheus reach the pod IP");
   cmd->add_flag("--reuse-port", o.reusePort,
                 "Set SO_REUSEPORT on the listening socket, so several fleetsched processes that all set it share "
                 "the port (without it a second process on a port in use fails to start)");
@@ -198,6 +203,14 @@ int runServe(const ServeOptions& o) {
   }
   serverConfig.urlPrefix = o.urlPrefix;
   serverConfig.reusePort = o.reusePort;
+  engine::ServerConfig probeConfig = serverConfig;
+  probeConfig.serveVerbs = false;
+  probeConfig.urlPrefix.clear();
+  probeConfig.metricLabels = {{"listener", "probes"}};
+  if (!o.probeListen.empty() && !splitListen(o.probeListen, probeConfig.host, probeConfig.port)) {
+    std::fprintf(stderr, "fleetsched: --probe-listen %s: want HOST:PORT\n", o.probeListen.c_str());
+    return 1;
+  }
   if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
   if (o.maxConnections != 0) serverConfig.maxConnections = o.maxConnections;
 
@@ -247,6 +260,8 @@ int runServe(const ServeOptions& o) {
   serviceOptions.traceEvery = o.traceEvery;
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);
   engine::Server server(loop, serverConfig, service, metrics);
+  std::optional<engine::Server> probeServer;
+  if (!o.probeListen.empty()) probeServer.emplace(loop, probeConfig, service, metrics);
 
   std::unique_ptr<engine::Ingestor> ingestor;
   if (watch) {
@@ -312,6 +327,12 @@ int runServe(const ServeOptions& o) {
                      : "");
     return 1;
   }
+  if (probeServer) {
+    if (int rc = probeServer->listen(); rc != 0) {
+      std::fprintf(stderr, "fleetsched: --probe-listen %s: %s\n", o.probeListen.c_str(), uv_strerror(rc));
+      return 1;
+    }
+  }
 
   state.options = &o;
   state.metrics = &metrics;
@@ -319,6 +340,7 @@ int runServe(const ServeOptions& o) {
   state.statsReader = &statsReader;
   state.cache = &cache;
   state.server = &server;
+  state.probeServer = probeServer ? &*probeServer : nullptr;
   state.ingestor = ingestor.get();
   state.nodes = &metrics.gauge("cache_nodes", "Nodes in the cache");
   state.boundPods = &metrics.gauge("cache_pods", "Pods charged on nodes (reservations excluded)");
@@ -355,6 +377,10 @@ int runServe(const ServeOptions& o) {
   std::fprintf(stderr, "fleetsched %s: serving on http://%s:%u%s with %zu profile(s), scheduling against %s\n",
                "serve", serverConfig.host.c_str(), server.port(), serverConfig.urlPrefix.c_str(),
                config->profiles().size(), source.c_str());
+  if (probeServer) {
+    std::fprintf(stderr, "fleetsched serve: probes and metrics on http://%s:%u\n", probeConfig.host.c_str(),
+                 probeServer->port());
+  }
   uv_run(loop, UV_RUN_DEFAULT);
   if (o.profile) {
     std::string summary;

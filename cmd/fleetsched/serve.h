@@ -10,6 +10,7 @@ namespace fleetsched::cmd {
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:8888";
+  std::string probeListen;  // HOST:PORT of a second listener for /healthz, /readyz, /metrics; empty: none
   bool reusePort = false;  // SO_REUSEPORT: share the port with other processes that set it too
   std::string urlPrefix;
   std::string configFile;

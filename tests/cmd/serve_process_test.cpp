@@ -49,6 +49,27 @@ bool accepts(uint16_t port) {
   return ok;
 }
 
+// One HTTP/1.1 exchange with Connection: close; the whole reply, or "" when nothing answered.
+std::string exchange(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "") {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  ::send(fd, req.data(), req.size(), 0);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
 struct Proc {
   pid_t pid = -1;
   std::string errFile;
@@ -140,6 +161,31 @@ TEST(ServeProcess, ReusePortSharesThePortWhenBothAskForIt) {
   first.stop();
   ASSERT_TRUE(WIFEXITED(first.status));
   EXPECT_EQ(WEXITSTATUS(first.status), 0);
+}
+
+// Issue 26: the sidecar's verbs listen on loopback only; kubelet probes and Prometheus use a
+// second listener that serves nothing else.
+TEST(ServeProcess, ProbeListenerServesProbesAndMetricsButNoVerbs) {
+  const uint16_t verbs = freePort();
+  uint16_t probes = freePort();
+  while (probes == verbs) probes = freePort();
+  Proc p;
+  spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(verbs), "--probe-listen=127.0.0.1:" + std::to_string(probes)},
+        "probes");
+  waitListening(p, probes);
+  waitListening(p, verbs);
+  EXPECT_EQ(exchange(probes, "GET", "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u);
+  std::string metrics = exchange(probes, "GET", "/metrics");
+  EXPECT_EQ(metrics.rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_NE(metrics.find("fleetsched_cache_nodes"), std::string::npos);
+  const std::string args = R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"}},"NodeNames":[]})";
+  for (const char* verb : {"/filter", "/prioritize", "/preempt", "/bind"}) {
+    EXPECT_EQ(exchange(probes, "POST", verb, args).rfind("HTTP/1.1 404", 0), 0u) << verb;
+  }
+  EXPECT_EQ(exchange(probes, "GET", "/debug/nodes").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(exchange(verbs, "POST", "/filter", args).rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(exchange(verbs, "GET", "/debug/nodes").rfind("HTTP/1.1 200", 0), 0u);
 }
 
 }  // namespace
