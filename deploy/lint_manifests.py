@@ -7,6 +7,7 @@ Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR]... [--write-s
 Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
   - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
+  - sidecar shape: fleetsched's --listen on loopback (the verbs are for the kube-scheduler beside it);
   - Deployments: hardened pod and container security contexts, requests and limits on every
     container, fleetsched probes on /healthz and /readyz;
   - KubeSchedulerConfiguration inside ConfigMaps: only known extender keys (a misspelt key such as
@@ -87,6 +88,14 @@ def listenPort(container):
     return 8888  # fleetsched serve's default
 
 
+def listenHost(container):
+    for arg in container.get("args") or []:
+        m = re.fullmatch(r"--listen=(\S*):(\d+)", str(arg))
+        if m:
+            return m.group(1)
+    return "127.0.0.1"  # fleetsched serve's default
+
+
 def checkDeployment(where, obj, context):
     pod = obj["spec"]["template"]["spec"]
     podSecurity = pod.get("securityContext") or {}
@@ -107,6 +116,7 @@ def checkDeployment(where, obj, context):
     if probePath(c, "readinessProbe") != "/readyz":
         error(where, "fleetsched readinessProbe must be GET /readyz")
     context["listenPorts"].append(listenPort(c))
+    context["listenHosts"].append((where, listenHost(c)))
     context["sidecar"] |= "kube-scheduler" in names
 
 
@@ -257,7 +267,7 @@ def main():
     ap.add_argument("manifests", nargs="*")
     args = ap.parse_args()
     for path in args.manifests:
-        context = {"listenPorts": [], "extenderURLs": [], "schedulerNames": set(),
+        context = {"listenPorts": [], "listenHosts": [], "extenderURLs": [], "schedulerNames": set(),
                    "podSchedulers": [], "sidecar": False, "schedulerConfigs": []}
         try:
             checkManifest(path, context)
@@ -266,6 +276,11 @@ def main():
             continue
         # Sidecar: kube-scheduler must reach the fleetsched in its own pod.
         if context["sidecar"]:
+            # The verbs (bind posts Bindings) only for the kube-scheduler in the same pod.
+            for where, host in context["listenHosts"]:
+                if host not in ("127.0.0.1", "localhost", "[::1]"):
+                    error(where, f"sidecar fleetsched must --listen on loopback, not {host} "
+                                 "(probes and metrics go to --probe-listen)")
             for where, host, port in context["extenderURLs"]:
                 if host not in ("127.0.0.1", "localhost"):
                     error(where, f"sidecar extender must be on loopback, not {host}")

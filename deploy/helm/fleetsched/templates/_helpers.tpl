@@ -119,7 +119,10 @@ extenders:
   imagePullPolicy: {{ .Values.image.pullPolicy }}
   args:
   - serve
-  - --listen=0.0.0.0:{{ .Values.server.port }}
+  {{- /* Sidecar: the verbs on loopback, kube-scheduler in the same pod is their one caller. */}}
+  - --listen={{ if include "fleetsched.sidecar" . }}127.0.0.1{{ else }}0.0.0.0{{ end }}:{{ .Values.server.port }}
+  {{- /* kubelet probes and Prometheus: a listener that serves /healthz, /readyz, /metrics only. */}}
+  - --probe-listen=0.0.0.0:{{ .Values.server.probePort }}
   - --config=/etc/fleetsched/profile.yaml
   - --in-cluster
   {{- if .Values.server.urlPrefix }}
@@ -138,24 +141,28 @@ extenders:
   {{- toYaml . | nindent 2 }}
   {{- end }}
   ports:
+  {{- if not (include "fleetsched.sidecar" .) }}
   - name: http
     containerPort: {{ .Values.server.port }}
+  {{- end }}
+  - name: metrics
+    containerPort: {{ .Values.server.probePort }}
   # Liveness on /healthz only: /readyz stays false until the initial node and pod lists are cached.
   startupProbe:
     httpGet:
       path: /healthz
-      port: http
+      port: metrics
     periodSeconds: 2
     failureThreshold: 30
   livenessProbe:
     httpGet:
       path: /healthz
-      port: http
+      port: metrics
     periodSeconds: 10
   readinessProbe:
     httpGet:
       path: /readyz
-      port: http
+      port: metrics
     periodSeconds: 5
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
