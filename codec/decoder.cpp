@@ -978,6 +978,17 @@ struct Finish {
 
 namespace {
 
+const Decoder::Impl::MemoNode* findMemo(Decoder::Impl& d, const char* p, const char* end, uint32_t& next);
+
+// Whether `raw` equals a node in the memo byte for byte: such bytes were checked when they
+// entered it, so the full-Nodes echo check can skip them (a request that changes one node of
+// many validates that one).
+bool knownNodeBytes(Decoder::Impl& d, std::string_view raw, uint32_t& next) {
+  if (!d.memoOn_ || raw.size() < Decoder::Impl::kMemoPrefix) return false;
+  const Decoder::Impl::MemoNode* m = findMemo(d, raw.data(), raw.data() + raw.size(), next);
+  return m != nullptr && m->raw.size() == raw.size();
+}
+
 // The extender envelope and everything in it, decoded from `padded`.
 bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out) {
   d.itemsOffset_ = SIZE_MAX;
@@ -1013,9 +1024,10 @@ bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out
         if (k2 != "items") return true;
         usedNodes = 0;  // a repeated key replaces, as in Go
         d.itemsOffset_ = static_cast<size_t>(v2.raw_json_token().data() - padded.data());
+        uint32_t memoNext = 0;
         return d.elements(v2, [&](size_t, sj::value& el) {
           Node& slot = nextSlot(out.nodes, usedNodes, resetNode);
-          return d.node(el, slot) && d.validNodeBytes(slot.raw);
+          return d.node(el, slot) && (knownNodeBytes(d, slot.raw, memoNext) || d.validNodeBytes(slot.raw));
         }) || d.at("items");
       }) || d.at("Nodes");
     }
