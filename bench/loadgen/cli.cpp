@@ -32,6 +32,31 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
       ->transform(mode)
       ->type_name("nodenames|full")
       ->default_str("nodenames");
+  const CLI::Validator order(
+      [](std::string& value) -> std::string {
+        if (value == "kube-scheduler") {
+          value = std::to_string(static_cast<int>(NodeOrder::kKubeScheduler));
+        } else if (value == "repeated") {
+          value = std::to_string(static_cast<int>(NodeOrder::kRepeated));
+        } else {
+          return "\"" + value + "\" is not an order: kube-scheduler or repeated";
+        }
+        return {};
+      },
+      "", "order");
+  cmd->add_option("--order", o->order,
+                  "Node order per pod: kube-scheduler (its parallel filter's order, new per pod) or repeated "
+                  "(one list in fleet order for every pod)")
+      ->transform(order)
+      ->type_name("kube-scheduler|repeated")
+      ->default_str("kube-scheduler");
+  cmd->add_option("--parallelism", o->parallelism, "kube-scheduler order: its parallelism (goroutines)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--percentage-of-nodes-to-score", o->percentageOfNodesToScore,
+                  "kube-scheduler order: stop at this share of nodes (0: kube-scheduler's adaptive default)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   cmd->add_option("--corpus", o->corpusDir, "Rebuild the corpus gen-fleet wrote to this folder (reads corpus.json)");
   cmd->add_option("--requests-file", o->requestsFile, "NDJSON file of ExtenderArgs bodies, one per line");
   cmd->add_option("--corpus-nodes", o->corpusNodes, "Without --corpus: fleet size to generate")->capture_default_str();
@@ -61,7 +86,9 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
       "  fleetsched loadgen -t 127.0.0.1:8888 -c 4 -D 10\n"
       "  # open loop at 2000 pods/s with full Node objects, results as JSON\n"
       "  fleetsched loadgen --mode full -r 2000 --json run.json\n"
-      "  # replay the request bodies gen-fleet wrote\n"
+      "  # the old benchmark's order (one list repeated) to compare with kube-scheduler's\n"
+      "  fleetsched loadgen --corpus-nodes 5000 --order repeated --filter-only -D 5\n"
+      "  # replay the request bodies gen-fleet wrote (sent as written: --order does not apply)\n"
       "  fleetsched loadgen --corpus corpus --requests-file corpus/requests-nodenames.ndjson");
   cmd->callback([o] {
     int rc = runLoadgen(*o);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "bench/fleet/fleet_gen.h"
+#include "bench/loadgen/kube_order.h"
 
 namespace fleetsched::bench::loadgen {
 
@@ -132,25 +133,51 @@ bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
     po.pods = std::max<size_t>(o.corpusPods, 1);
     po.seed = fo.seed;
     fleet::PodGenerator pods(po);
-    std::string_view head, tail;
-    if (o.mode == ArgsMode::kNodeNames) {
-      std::vector<std::string> names;
-      names.reserve(fleetGen.size());
-      for (const auto& n : fleetGen.summaries()) names.push_back(n.name);
-      head = fleet::kNodeNamesArgsHead;
-      tail = corpus.keep(fleet::nodeNamesArgsTail(names));
-    } else {
-      std::vector<std::string> wires;
-      const size_t n = std::min(o.fullModeNodes, fleetGen.size());
-      wires.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        wires.push_back(fleetGen.nodeWire(i));
-        corpus.wireByName.emplace(corpus.keep(fleetGen.summaries()[i].name), corpus.keep(wires.back()));
+    const bool names = o.mode == ArgsMode::kNodeNames;
+    const size_t n = names ? fleetGen.size() : std::min(o.fullModeNodes, fleetGen.size());
+    // Each node's part of the list: its name (NodeNames mode) or its whole object (full mode).
+    std::vector<std::string> items;
+    items.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (names) {
+        items.push_back(fleetGen.summaries()[i].name);
+      } else {
+        items.push_back(fleetGen.nodeWire(i));
+        corpus.wireByName.emplace(corpus.keep(fleetGen.summaries()[i].name), corpus.keep(items.back()));
       }
-      head = fleet::kFullArgsHead;
-      tail = corpus.keep(fleet::fullArgsTail(wires));
     }
-    for (size_t i = 0; i < pods.size(); ++i) corpus.add({head, corpus.keep(pods.podWire(i)), tail});
+    auto tailOf = [&](const std::vector<std::string>& list) {
+      return corpus.keep(names ? fleet::nodeNamesArgsTail(list) : fleet::fullArgsTail(list));
+    };
+    const std::string_view head = names ? fleet::kNodeNamesArgsHead : fleet::kFullArgsHead;
+    std::vector<std::string_view> tails;
+    if (o.order == NodeOrder::kRepeated) {
+      tails.push_back(tailOf(items));
+    } else {
+      std::vector<uint32_t> zoneOf(n);
+      std::vector<std::string_view> zones;
+      for (size_t i = 0; i < n; ++i) {
+        std::string_view z = fleetGen.summaries()[i].zone;
+        auto it = std::find(zones.begin(), zones.end(), z);
+        zoneOf[i] = static_cast<uint32_t>(it - zones.begin());
+        if (it == zones.end()) zones.push_back(z);
+      }
+      const std::vector<uint32_t> snapshotOrder = kubeZoneRoundRobin(zoneOf);
+      const size_t toFind = kubeNodesToFind(n, o.percentageOfNodesToScore);
+      // A different order per pod; full mode keeps 8 (each list is megabytes of Node objects,
+      // and the server's memo of node bytes does not depend on their order).
+      const size_t orders = names ? pods.size() : std::min<size_t>(pods.size(), 8);
+      std::mt19937_64 rng(fo.seed);
+      size_t start = 0;
+      std::vector<std::string> list;
+      for (size_t k = 0; k < orders; ++k) {
+        list.clear();
+        for (uint32_t pos : kubeFilterOrder(n, start, toFind, o.parallelism, rng)) list.push_back(items[snapshotOrder[pos]]);
+        tails.push_back(tailOf(list));
+        start = (start + toFind) % std::max<size_t>(n, 1);  // every node passes: processed = found
+      }
+    }
+    for (size_t i = 0; i < pods.size(); ++i) corpus.add({head, corpus.keep(pods.podWire(i)), tails[i % tails.size()]});
   }
   for (int v = 0; v < 2; ++v) {
     corpus.headers[static_cast<size_t>(v)].reserve(corpus.bodies.size());

@@ -6,6 +6,12 @@
 // corpus pod is built from its first filter reply: the load generator does not bind, so the
 // server's answer does not change during a run.
 //
+// Node order: by default each pod's candidate list is in the order kube-scheduler's parallel
+// filter would append it (kube_order.h: zone round robin, 16 goroutines over chunks of √n,
+// interleaved, a different order per corpus pod), so the server cannot recognise a list it
+// saw for the previous pod. `--order repeated` sends every pod the same list in fleet order,
+// as this tool did before; the gap between the two is what a cache of the last list is worth.
+//
 // Closed loop: `connections` × `depth` pods in flight, each starting as soon as the previous one
 // finished. Open loop: pods start at a fixed rate; every latency is measured from the pod's
 // *intended* start, so time spent waiting for a free connection counts (no coordinated
@@ -22,11 +28,15 @@
 namespace fleetsched::bench::loadgen {
 
 enum class ArgsMode : uint8_t { kNodeNames, kFull };
+enum class NodeOrder : uint8_t { kKubeScheduler, kRepeated };
 
 struct LoadgenOptions {
   std::string target = "127.0.0.1:8888";  // HOST:PORT
   std::string urlPrefix;                  // routes are PREFIX/filter and PREFIX/prioritize
   ArgsMode mode = ArgsMode::kNodeNames;
+  NodeOrder order = NodeOrder::kKubeScheduler;
+  int parallelism = 16;               // kube-scheduler's parallelism (order model)
+  int percentageOfNodesToScore = 100;  // as the project's manifests set it (0: adaptive)
 
   // Request corpus: rebuilt in memory from the generator (same options as gen-fleet, or read from
   // DIR/corpus.json when `corpusDir` is set), or read as NDJSON bodies from `requestsFile`.

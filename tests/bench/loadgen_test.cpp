@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,23 +202,56 @@ TEST(Loadgen, ClosedLoopSendsFilterThenPrioritizePerPod) {
   EXPECT_EQ(total, r.requests);
 }
 
-// kube-scheduler sends prioritize only the nodes filter kept; each request's filter answer here
-// keeps the first three nodes it was sent.
+// kube-scheduler sends prioritize only the nodes filter kept, in filter's reply order; each
+// request's filter answer here keeps the first three nodes it was sent, so every prioritize
+// carries the first three of a filter request sent before it (pipelined pods interleave).
 void expectPrioritizeGetsWhatFilterKept(TestServer& server, size_t fleetNodes) {
   std::lock_guard lock(server.mu);
   size_t prioritized = 0;
+  std::set<std::vector<std::string>> keptByFilter;
   for (const auto& [path, names] : server.requests) {
     if (path.ends_with("/filter")) {
       EXPECT_EQ(names.size(), fleetNodes);
+      keptByFilter.emplace(names.begin(), names.begin() + std::min<size_t>(3, names.size()));
     } else {
       ++prioritized;
       ASSERT_EQ(names.size(), 3u);
-      // The corpus's fleet is in name order: what filter kept is the first three of them.
-      EXPECT_EQ(names, std::vector<std::string>(server.requests.front().second.begin(),
-                                                server.requests.front().second.begin() + 3));
+      EXPECT_TRUE(keptByFilter.contains(names)) << names[0];
     }
   }
   EXPECT_GT(prioritized, 10u);
+}
+
+// The filter lists of a run: distinct orders of the same fleet, or one list.
+std::set<std::vector<std::string>> filterLists(TestServer& server, size_t fleetNodes) {
+  std::lock_guard lock(server.mu);
+  std::set<std::vector<std::string>> lists;
+  std::set<std::string> fleet;
+  for (const auto& [path, names] : server.requests) {
+    if (!path.ends_with("/filter")) continue;
+    lists.insert(names);
+    fleet.insert(names.begin(), names.end());
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), fleetNodes) << "a node twice";
+  }
+  EXPECT_EQ(fleet.size(), fleetNodes);
+  return lists;
+}
+
+TEST(Loadgen, KubeSchedulerOrderGivesEachPodItsOwnOrder) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_EQ(filterLists(server, o.corpusNodes).size(), o.corpusPods);
+}
+
+TEST(Loadgen, RepeatedOrderSendsEveryPodOneList) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.order = NodeOrder::kRepeated;
+  LoadgenResult r;
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_EQ(filterLists(server, o.corpusNodes).size(), 1u);
 }
 
 TEST(Loadgen, PrioritizeCarriesOnlyTheNodesFilterKept) {
