@@ -56,11 +56,6 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   writerWaits_ = &metrics.counter("cache_writer_waits_total",
                                   "Bind and preempt requests that waited for the cache writer lock (held by "
                                   "ingestion) instead of blocking the reactor");
-  listsReused_ = &metrics.counter("node_names_reused_total",
-                                  "NodeNames lists equal to the previous one, taken without parsing them again");
-  listsTrusted_ = &metrics.counter("prioritize_lists_trusted_total",
-                                   "Prioritize requests for nodes this pod's filter kept at the same cache version, "
-                                   "scored without filtering them again");
   nodesReused_ = &metrics.counter("full_nodes_reused_total",
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
 }
@@ -88,148 +83,10 @@ void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
   }
 }
 
-void ExtenderService::responseDone(ExtenderRequest& req) {
-  for (NameListMemo& m : prioritizeMemos_) {
-    if (m.rawLender != &req) continue;
-    // Swapping keeps both blocks where they are: `raw` still points at the list, and the
-    // reactor reuses the memo's previous block for its next response.
-    std::swap(m.rawStore, req.response);
-    m.rawLender = nullptr;
-    return;
-  }
-}
-
 void ExtenderService::badRequest(ExtenderRequest& req) {
   decodeErrors_->inc();
   req.status = decoder_.error() == codec::DecodeError::TooLarge ? 413 : 400;
   req.response = std::string(verbName(req.verb)) + ": " + decoder_.errorMessage() + "\n";
-}
-
-namespace {
-
-constexpr std::string_view kNodeNamesKey = R"("NodeNames":)";
-
-// Where the list ends when `body` ends like json.Marshal writes ExtenderArgs,
-// `..."NodeNames":[...]}` (trailing blanks allowed): the position of that ']', else npos.
-size_t trailingListClose(std::string_view body) {
-  size_t end = body.size();
-  while (end > 0 && codec::isJsonSpace(body[end - 1])) --end;
-  if (end < 2 || body[end - 1] != '}' || body[end - 2] != ']') return std::string_view::npos;
-  return end - 2;
-}
-
-// True when `raw` holds only JSON strings separated by commas and blanks, `count` of them: then
-// the ']' after it closes the array that starts before it.
-bool isStringList(std::string_view raw, size_t count) {
-  size_t seen = 0, i = 0;
-  const size_t n = raw.size();
-  bool wantValue = true;
-  while (i < n) {
-    const char c = raw[i];
-    if (codec::isJsonSpace(c)) {
-      ++i;
-    } else if (c == ',' && !wantValue) {
-      wantValue = true;
-      ++i;
-    } else if (c == '"' && wantValue) {
-      ++i;
-      for (;;) {
-        const void* q = std::memchr(raw.data() + i, '"', n - i);
-        if (q == nullptr) return false;
-        size_t at = static_cast<size_t>(static_cast<const char*>(q) - raw.data());
-        size_t slashes = 0;
-        while (at - slashes > i && raw[at - slashes - 1] == '\\') ++slashes;
-        i = at + 1;
-        if (slashes % 2 == 0) break;
-      }
-      ++seen;
-      wantValue = false;
-    } else {
-      return false;
-    }
-  }
-  return seen == count && (count == 0 || !wantValue);
-}
-
-}  // namespace
-
-bool ExtenderService::decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
-  // kube-scheduler sends the same NodeNames for pod after pod while the cluster is steady, and
-  // that list is nearly the whole body. When its bytes equal the last list's, parse the body
-  // with the list cut out (the pod is a few KB) and take the names and ids resolved last time.
-  if (!memo_->rawValid || memo_->nameSet != snap.nameSetVersion()) return false;
-  const std::string_view body = req.body;
-  const size_t close = trailingListClose(body);
-  if (close == std::string_view::npos || close < memo_->raw.size() + 1 + kNodeNamesKey.size()) return false;
-  const size_t open = close - memo_->raw.size() - 1;
-  if (body[open] != '[' || body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0 ||
-      std::memcmp(body.data() + open + 1, memo_->raw.data(), memo_->raw.size()) != 0) {
-    return false;
-  }
-  compact_.assign(body.data(), open + 1);
-  compact_.append(body.data() + close, body.size() - close);
-  const size_t size = compact_.size();
-  compact_.append(kBodyPadding, '\0');
-  // Anything unexpected (e.g. the key was not the top-level one): the full decode decides.
-  if (!decoder_.decodeExtenderArgs(std::string_view(compact_.data(), size), args_)) return false;
-  if (!args_.hasNodeNames || args_.nodeNamesOffset != open || !args_.nodeNames.empty()) return false;
-  listsReused_->inc();
-  return true;
-}
-
-bool ExtenderService::decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap) {
-  primedByThisPod_ = false;
-  if (req.verb != Verb::Prioritize) {
-    memo_ = &filterMemo_;
-    return decodeWithoutKnownList(req, snap);
-  }
-  // Several pods of one shape keep the same nodes, so several slots may hold this list: the
-  // one this very pod's filter primed (same bytes around the list) first, which prioritize can
-  // trust without filtering again; else any, newest first (the pod in flight alone is the last
-  // one primed).
-  const std::string_view body = req.body;
-  for (size_t k = 1; k <= kPrimedLists; ++k) {
-    NameListMemo& m = prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
-    if (m.primedVersion == 0 || m.primedVersion != snap.version() || !m.rawValid ||
-        body.size() != m.primedRest.size() + m.raw.size()) {
-      continue;
-    }
-    const std::string_view rest = m.primedRest;
-    const size_t head = m.primedOpen + 1;
-    if (body.substr(0, head) != rest.substr(0, head) || body.substr(head + m.raw.size()) != rest.substr(head)) continue;
-    memo_ = &m;
-    if (decodeWithoutKnownList(req, snap)) {
-      primedByThisPod_ = true;
-      return true;
-    }
-  }
-  for (size_t k = 1; k <= kPrimedLists; ++k) {
-    memo_ = &prioritizeMemos_[(nextPrioritizeMemo_ + kPrimedLists - k) % kPrimedLists];
-    if (decodeWithoutKnownList(req, snap)) return true;
-  }
-  memo_ = &takePrioritizeMemo();
-  return false;
-}
-
-ExtenderService::NameListMemo& ExtenderService::takePrioritizeMemo() {
-  NameListMemo& m = prioritizeMemos_[nextPrioritizeMemo_];
-  nextPrioritizeMemo_ = (nextPrioritizeMemo_ + 1) % kPrimedLists;
-  return m;
-}
-
-void ExtenderService::rememberListBytes(std::string_view body) {
-  // Keep the list's bytes for decodeWithoutKnownList when the body has the shape it handles.
-  memo_->dropRaw();
-  const size_t open = args_.nodeNamesOffset;
-  const size_t close = trailingListClose(body);
-  if (!args_.hasNodeNames || open == SIZE_MAX || close == std::string_view::npos || open >= close ||
-      open < kNodeNamesKey.size() || body[open] != '[' ||
-      body.compare(open - kNodeNamesKey.size(), kNodeNamesKey.size(), kNodeNamesKey) != 0) {
-    return;
-  }
-  const std::string_view raw = body.substr(open + 1, close - open - 1);
-  if (!isStringList(raw, args_.nodeNames.size())) return;
-  memo_->keepRaw(raw);
 }
 
 bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -237,47 +94,17 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   nodeIds_ = {};
   inputIndex_ = {};
   unknown_ = {};
-  bool known = decodeWithKnownList(req, snap);
-  if (!known && !decoder_.decodeExtenderArgs(req.body, args_)) {
+  if (!decoder_.decodeExtenderArgs(req.body, args_)) {
     badRequest(req);
     return false;
   }
   if (args_.mode() == codec::NodesMode::NodeNames) {
     names_.refresh(snap);
-    if (!known) {
-      resolveNames(snap);
-      rememberListBytes(req.body);
-    }
-    NameListMemo& m = *memo_;
-    if (m.resolvedVersion != snap.version() || m.resolvedGeneration != m.generation || snap.version() == 0) {
-      // Records move with every published version; within one version the same list resolves
-      // to the same records, so a steady cluster walks the list once, not once per request.
-      m.nodes.clear();
-      m.nodeIds.clear();
-      m.inputIndex.clear();
-      m.unknown.clear();
-      const size_t count = m.ids.size();
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint32_t id = m.ids[i];
-        const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
-        if (n != nullptr) {
-          m.nodes.push_back(n);
-          m.nodeIds.push_back(id);
-          m.inputIndex.push_back(i);
-        } else {
-          materializeNames(m);
-          const uint32_t from = i == 0 ? 0 : m.ends[i - 1];
-          m.unknown.push_back(std::string_view(m.names).substr(from, m.ends[i] - from));
-        }
-      }
-      m.resolvedVersion = snap.version();
-      m.resolvedGeneration = m.generation;
-      m.rankPosValid = false;
-    }
-    nodes_ = m.nodes;
-    nodeIds_ = m.nodeIds;
-    inputIndex_ = m.inputIndex;
-    unknown_ = m.unknown;
+    resolveNames(snap);
+    nodes_ = ownNodes_;
+    nodeIds_ = ownNodeIds_;
+    inputIndex_ = ownInputIndex_;
+    unknown_ = ownUnknown_;
   } else {
     nodesReused_->inc(decoder_.reusedNodes());
     requestNodes_.resize(args_.nodes.size());
@@ -308,35 +135,26 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
 }
 
 void ExtenderService::resolveNames(const cache::Snapshot& snap) {
-  // kube-scheduler sends the same list for pod after pod while the cluster is steady: comparing
-  // it with the last one, bytes in a row, costs a fraction of hashing and probing every name.
-  // Ids stay valid while the node set does (the snapshot version may move on with pod events).
+  // Every name, every request: kube-scheduler's parallel filter lists the nodes in a different
+  // order for each pod, so there is no previous list worth comparing with (see
+  // bench/loadgen/kube_order.h).
+  ownNodes_.clear();
+  ownNodeIds_.clear();
+  ownInputIndex_.clear();
+  ownUnknown_.clear();
   const std::vector<std::string_view>& list = args_.nodeNames;
-  const uint64_t nameSet = snap.nameSetVersion();
-  if (memo_->valid && memo_->nameSet == nameSet && list.size() == memo_->ids.size()) {
-    materializeNames(*memo_);
-    bool same = true;
-    uint32_t from = 0;
-    for (size_t i = 0; i < list.size() && same; ++i) {
-      const uint32_t end = memo_->ends[i];
-      same = end - from == list[i].size() && std::memcmp(memo_->names.data() + from, list[i].data(), list[i].size()) == 0;
-      from = end;
+  listIds_.resize(list.size());
+  names_.findAll(list, listIds_);
+  for (uint32_t i = 0; i < list.size(); ++i) {
+    const uint32_t id = listIds_[i];
+    const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+    if (n != nullptr) {
+      ownNodes_.push_back(n);
+      ownNodeIds_.push_back(id);
+      ownInputIndex_.push_back(i);
+    } else {
+      ownUnknown_.push_back(list[i]);
     }
-    if (same) return;
-  }
-  memo_->dropRaw();
-  memo_->valid = true;
-  memo_->namesPending = false;
-  memo_->nameSet = nameSet;
-  ++memo_->generation;
-  memo_->names.clear();
-  memo_->ends.clear();
-  memo_->ids.clear();
-  for (std::string_view name : list) {
-    memo_->names.append(name);
-    memo_->ends.push_back(static_cast<uint32_t>(memo_->names.size()));
-    const plugins::NodeInfo* n = snap.find(name);
-    memo_->ids.push_back(n == nullptr ? cache::kNoNode : n->id);
   }
 }
 
@@ -364,15 +182,10 @@ void ExtenderService::orderUnknown() {
 }
 
 const std::vector<uint32_t>& ExtenderService::rankPositions() {
-  // Per list and snapshot version, like the list's records: a steady cluster pays it once.
-  NameListMemo& m = *memo_;
-  if (!m.rankPosValid) {
-    m.rankPos.assign(names_.size(), static_cast<uint32_t>(m.nodeIds.size()));
-    // A name sent twice has one node and one verdict: either position will do.
-    for (uint32_t i = 0; i < m.nodeIds.size(); ++i) m.rankPos[names_.rank(m.nodeIds[i])] = i;
-    m.rankPosValid = true;
-  }
-  return m.rankPos;
+  rankPos_.assign(names_.size(), static_cast<uint32_t>(nodeIds_.size()));
+  // A name sent twice has one node and one verdict: either position will do.
+  for (uint32_t i = 0; i < nodeIds_.size(); ++i) rankPos_[names_.rank(nodeIds_[i])] = i;
+  return rankPos_;
 }
 
 namespace {
@@ -393,7 +206,7 @@ inline char* putSlack(char* p, std::string_view s) {
 
 }  // namespace
 
-void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBegin, size_t& namesEnd) {
+void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out) {
   // What codec::encodeFilterResult writes for NodeNames (a test holds them equal), straight
   // from the verdict codes: each distinct reason escaped once, the failed nodes walked in name
   // order, names and reasons copied in fixed-size blocks from padded tables into a buffer kept
@@ -459,7 +272,6 @@ void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBeg
        unknownOrder_.size() * (kUnknownNode.size() + 2) + 256);
 
   put(R"({"Nodes":null,"NodeNames":[)");
-  namesBegin = len;
   char* p = room(passedIds_.size() * (maxName + 1));
   for (uint32_t id : passedIds_) {
     p = putSlack(p, names_.quoted(id));
@@ -467,7 +279,6 @@ void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBeg
   }
   len = static_cast<size_t>(p - out.data());
   if (!passedIds_.empty()) --len;  // the last comma
-  namesEnd = len;
   put("],");
 
   for (size_t map = 0; map < 2; ++map) {
@@ -500,63 +311,6 @@ void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBeg
   }
   put(R"(,"Error":""})");
   out.resizeUninitialized(len);
-}
-
-void ExtenderService::primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList,
-                                          const ExtenderRequest& req) {
-  // kube-scheduler sends prioritize exactly the nodes its extenders' filters kept, in the order
-  // this reply lists them: a list that differs from pod to pod, so the last prioritize list
-  // rarely matches, and hashing ~2,600 of 5,000 names again cost prioritize's p90 ~200 us.
-  // Remembered among prioritize's last lists, its bytes are compared instead (the names are
-  // written out only if some other list has to be compared with them); anything else sent to
-  // prioritize still resolves name by name.
-  NameListMemo& m = takePrioritizeMemo();
-  m.valid = true;
-  m.nameSet = snap.nameSetVersion();
-  ++m.generation;
-  m.names.clear();
-  m.ends.clear();
-  m.namesPending = true;
-  // The reply is written already: the kept nodes move to the memo (the filter's scratch takes
-  // the memo's old vectors).
-  m.ids.swap(passedIds_);
-  if (req.reportsResponseDone) {
-    m.lendRaw(quotedList, req);
-  } else {
-    m.keepRaw(quotedList);
-  }
-  // Resolved already: the records are this snapshot's.
-  m.nodes.swap(passedNodes_);
-  m.nodeIds.assign(m.ids.begin(), m.ids.end());
-  m.inputIndex.resize(m.ids.size());
-  for (uint32_t i = 0; i < m.inputIndex.size(); ++i) m.inputIndex[i] = i;
-  m.unknown.clear();
-  m.resolvedVersion = snap.version();
-  m.resolvedGeneration = m.generation;
-  m.rankPosValid = false;
-  // The request around its list, as decodeWithoutKnownList leaves a body it recognises.
-  m.primedVersion = 0;
-  m.primedRest.clear();
-  const std::string_view body = req.body;
-  const size_t open = args_.nodeNamesOffset;
-  const size_t close = trailingListClose(body);
-  if (!nominatedKept_ && snap.version() != 0 && open != SIZE_MAX && close != std::string_view::npos && open < close) {
-    m.primedRest.assign(body.data(), open + 1);
-    m.primedRest.append(body.data() + close, body.size() - close);
-    m.primedOpen = open;
-    m.primedVersion = snap.version();
-  }
-}
-
-void ExtenderService::materializeNames(NameListMemo& m) {
-  if (!m.namesPending) return;
-  m.namesPending = false;
-  m.names.clear();
-  m.ends.clear();
-  for (uint32_t id : m.ids) {
-    m.names.append(names_.name(id));
-    m.ends.push_back(static_cast<uint32_t>(m.names.size()));
-  }
 }
 
 const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
@@ -619,11 +373,9 @@ bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache
   }
   // Kept nodes in the request's order, gathered without a branch per node.
   passedIds_.resize(n + 1);
-  passedNodes_.resize(n + 1);
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     passedIds_[kept] = nodeIds_[i];
-    passedNodes_[kept] = nodes_[i];
     kept += verdict[i] == plugins::kColumnPass;
   }
   // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
@@ -631,21 +383,17 @@ bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache
   // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
   // without grace period), so trust it for that node; the binder re-checks before binding.
   const std::string_view nominated = args_.pod.nominatedNodeName;
-  nominatedKept_ = false;
   if (!nominated.empty()) {
     for (size_t i = 0; i < n; ++i) {
       const uint8_t v = verdict[i];
       if (v >= plugins::kColumnFailed && failures_->status(v).code == plugins::Code::Unschedulable &&
           nodes_[i]->name == nominated) {
         verdict[i] = plugins::kColumnPass;
-        passedIds_[kept] = nodeIds_[i];
-        passedNodes_[kept++] = nodes_[i];
-        nominatedKept_ = true;
+        passedIds_[kept++] = nodeIds_[i];
       }
     }
   }
   passedIds_.resize(kept);
-  passedNodes_.resize(kept);
   return true;
 }
 
@@ -661,9 +409,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   if (names && filterByCodes(profile, snap, filtered)) {
     orderUnknown();
     const uint64_t decided = uv_hrtime();
-    size_t namesBegin = 0, namesEnd = 0;
-    encodeNodeNamesFilter(req.response, namesBegin, namesEnd);
-    primePrioritizeList(snap, std::string_view(req.response).substr(namesBegin, namesEnd - namesBegin), req);
+    encodeNodeNamesFilter(req.response);
     trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
     return;
   }
@@ -718,30 +464,18 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const plugins::Profile& profile = config_.profileFor(args_.pod);
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
-  // the rest scores 0 (and is not listed). The nodes this pod's own filter kept at this very
-  // snapshot version (kube-scheduler's usual call) pass again by construction: only PreFilter
-  // runs, for the scorers' cycle state.
-  inputIndexFeasible_.clear();
+  // the rest scores 0 (and is not listed).
+  const plugins::NodeSpan kept = runFilter(profile, snap);
+  // extenderScores reuses the scratch, so keep the feasible nodes and positions first.
+  inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
+  feasibleNodes_.assign(kept.begin(), kept.end());
+  const plugins::NodeSpan feasible = feasibleNodes_;
   feasibleScores_.clear();
-  std::span<const plugins::NodeInfo* const> feasible;
   std::span<const uint32_t> feasibleIds;
-  if (names && primedByThisPod_ && profile.preFilter(args_.pod, state_, snap).ok()) {
-    listsTrusted_->inc();
-    feasible = nodes_;
-    feasibleIds = nodeIds_;
-    inputIndexFeasible_.resize(nodes_.size());
-    for (uint32_t i = 0; i < inputIndexFeasible_.size(); ++i) inputIndexFeasible_[i] = i;
-  } else {
-    const plugins::NodeSpan kept = runFilter(profile, snap);
-    // extenderScores reuses the scratch, so keep the feasible positions first.
-    inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
-    feasibleNodes_.assign(kept.begin(), kept.end());
-    feasible = feasibleNodes_;
-    if (names) {
-      feasibleIds_.resize(inputIndexFeasible_.size());
-      for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) feasibleIds_[k] = nodeIds_[inputIndexFeasible_[k]];
-      feasibleIds = feasibleIds_;
-    }
+  if (names) {
+    feasibleIds_.resize(inputIndexFeasible_.size());
+    for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) feasibleIds_[k] = nodeIds_[inputIndexFeasible_[k]];
+    feasibleIds = feasibleIds_;
   }
   if (!feasible.empty()) {
     feasibleScores_.assign(feasible.size(), 0);

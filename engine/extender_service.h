@@ -2,11 +2,9 @@
 // request is decoded in place (codec), run through the pod's profile (plugins) against the
 // snapshot's nodes, and encoded as Go's encoding/json would (codec).
 //
-//   NodeNames mode  names are looked up in the snapshot; a name the cache does not know is
-//                   reported in FailedNodes, never dropped. Each verb remembers its last list:
-//                   the same names on the same node set reuse the resolved ids, and the same
-//                   bytes are not parsed again. Replies take names pre-encoded and failed maps
-//                   in order from a NodeNameTable (per node set).
+//   NodeNames mode  every name is looked up in a NodeNameTable (per node set); a name the cache
+//                   does not know is reported in FailedNodes, never dropped. Replies take names
+//                   pre-encoded and failed maps in order from the same table.
 //   Nodes mode      each request node is turned into a NodeInfo; what the cache knows about a
 //                   node of that name (pods bound, reservations, zone) is carried over, so
 //                   accounting is the same in both modes. The reply echoes the input objects'
@@ -67,9 +65,6 @@ class ExtenderService : public BatchHandler {
 
   void handleBatch(std::span<ExtenderRequest*> batch) override;
   bool ready() const override { return !readyCheck_ || readyCheck_(); }
-  // A NodeNames filter reply's kept list stays prioritize's expected bytes: the buffer moves to
-  // the list's memo instead of being copied (a third of a 5,000-node reply).
-  void responseDone(ExtenderRequest& req) override;
 
   // /readyz follows `check` (e.g. the watch's initial sync); ready by default.
   void setReadyCheck(std::function<bool()> check) { readyCheck_ = std::move(check); }
@@ -77,7 +72,6 @@ class ExtenderService : public BatchHandler {
   void enableBinding(Ingestor* ingestor) { ingestor_ = ingestor; }
 
  private:
-  struct NameListMemo;
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
   // Bind and preempt need the cache's writer lock (reserve, unreserve; pods' charges). The
@@ -97,19 +91,8 @@ class ExtenderService : public BatchHandler {
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
   // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
-  // NodeNames mode: fills memo_->ids (an id or kNoNode per input name), reusing the previous
-  // request's when it sent the same names against the same node set.
+  // NodeNames mode: resolves args_.nodeNames through names_ into the own* vectors.
   void resolveNames(const cache::Snapshot& snap);
-  // Decodes a body whose NodeNames bytes equal memo_->raw without parsing the list again; false
-  // when the shortcut does not apply (nothing reported: decode the body normally).
-  bool decodeWithoutKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
-  // Points memo_ at the verb's memo whose list the body carries, decoded as by
-  // decodeWithoutKnownList (true); else at the memo a new list should replace (false). Sets
-  // primedByThisPod_ when that memo is the one this pod's filter primed.
-  bool decodeWithKnownList(ExtenderRequest& req, const cache::Snapshot& snap);
-  // The prioritize slot to replace next (oldest first).
-  NameListMemo& takePrioritizeMemo();
-  void rememberListBytes(std::string_view body);
   // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
   // version moved on), or nullptr when the profile cannot use them.
   const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
@@ -121,18 +104,11 @@ class ExtenderService : public BatchHandler {
   bool filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap, bool& filtered);
   // Sorts the unknown names (unknownOrder_, unknownQuoted_): they join FailedNodes by name.
   void orderUnknown();
-  // memo_->rankPos: each rank's position in nodes_ (nodes_.size() when the list lacks it).
+  // Each rank's position in nodes_ (nodes_.size() when the list lacks it).
   const std::vector<uint32_t>& rankPositions();
   // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
-  // and the verdict codes; [namesBegin, namesEnd) is the NodeNames array's content in `out`.
-  void encodeNodeNamesFilter(codec::Buffer& out, size_t& namesBegin, size_t& namesEnd);
-  // Makes the nodes a NodeNames filter kept (passedIds_ and passedNodes_, reply order;
-  // `quotedList` their JSON strings joined by commas, as the reply lists them) one of
-  // prioritize's last lists, resolved at `snap`'s version; `req` is the filter request, whose
-  // response holds quotedList.
-  void primePrioritizeList(const cache::Snapshot& snap, std::string_view quotedList, const ExtenderRequest& req);
-  // Fills names/ends of a memo primed from ids (names_ must describe its node set).
-  void materializeNames(NameListMemo& m);
+  // and the verdict codes.
+  void encodeNodeNamesFilter(codec::Buffer& out);
   std::string_view quotedUnknown(size_t i) const {
     return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
   }
@@ -166,91 +142,28 @@ class ExtenderService : public BatchHandler {
   codec::PreemptionArgs preemptArgs_;
   codec::FilterResult filterResult_;
   std::vector<codec::HostPriority> priorities_;
-  // The request's nodes, for this request only: views into the list's memo (NodeNames mode:
-  // resolved once per list and snapshot version, not copied per request) or into ownNodes_ and
-  // ownInputIndex_ (Nodes mode).
+  // The request's nodes, for this request only: views into the own* vectors (resolved per
+  // request in NodeNames mode, built from the request's objects in Nodes mode).
   std::span<const plugins::NodeInfo* const> nodes_;
   std::span<const uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
   std::span<const std::string_view> unknown_;
   std::span<const uint32_t> nodeIds_;  // NodeNames: nodeIds_[i] is nodes_[i]'s id
   std::vector<const plugins::NodeInfo*> ownNodes_;
   std::vector<uint32_t> ownInputIndex_;
-  // NodeNames mode: names by node set, the last resolved list (names back to back, end offsets,
-  // ids) and the failed-map scratch.
+  std::vector<uint32_t> ownNodeIds_;
+  std::vector<std::string_view> ownUnknown_;
+  std::vector<uint32_t> listIds_;  // NodeNames: an id or kNoNode per listed name
+  // NodeNames mode: names by node set (lookup, ranks, encoded names).
   NodeNameTable names_;
   // What the column filters read, refreshed per snapshot version chunk by chunk (engine-side,
   // like names_).
   plugins::NodeColumns columns_;
   std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
-  // NodeNames lists resolved before. kube-scheduler sends filter all candidate nodes (the same
-  // list pod after pod) and prioritize only the ones filter kept, so each verb has its own:
-  // filter the last list, prioritize the last kPrimedLists lists filter replies named
-  // (primePrioritizeList), so that pods in flight at once (several schedulers, or a load
-  // generator's connections) each find theirs.
-  struct NameListMemo {
-    bool valid = false;
-    uint64_t nameSet = 0;           // Snapshot::nameSetVersion() the ids belong to
-    std::string names;              // the names back to back
-    std::vector<uint32_t> ends;     // end offset of each name in `names`
-    bool namesPending = false;      // primed from ids: names/ends not written until needed
-    std::vector<uint32_t> ids;      // an id or kNoNode per name
-    bool rawValid = false;
-    // The list's JSON between the brackets, as last sent: in rawStore, or in rawLender's
-    // response while the reactor still writes it (keepRaw, lendRaw, dropRaw).
-    std::string_view raw;
-    codec::Buffer rawStore;
-    const ExtenderRequest* rawLender = nullptr;
-    uint64_t generation = 0;  // bumped whenever names/ids change
-    // The list resolved against one snapshot version (decodeArgs' nodes_, nodeIds_,
-    // inputIndex_, unknown_): reused while neither the list nor the version changes.
-    uint64_t resolvedVersion = 0;
-    uint64_t resolvedGeneration = 0;
-    std::vector<const plugins::NodeInfo*> nodes;
-    std::vector<uint32_t> nodeIds;
-    std::vector<uint32_t> inputIndex;
-    std::vector<std::string_view> unknown;
-    // Primed by a filter reply (primePrioritizeList): the snapshot version it decided on (0:
-    // none, or a nominated node was let through) and its request without the list's bytes.
-    uint64_t primedVersion = 0;
-    std::string primedRest;
-    size_t primedOpen = 0;  // where the list's '[' is in primedRest
-    // Filter replies walk the failed nodes by name rank: rank -> position in `nodes`.
-    bool rankPosValid = false;
-    std::vector<uint32_t> rankPos;
-
-    void keepRaw(std::string_view list) {
-      rawLender = nullptr;
-      rawStore.assign(list);
-      raw = rawStore.view();
-      rawValid = true;
-    }
-    // `list` lies in req.response, which the memo takes over in responseDone.
-    void lendRaw(std::string_view list, const ExtenderRequest& req) {
-      rawLender = &req;
-      raw = list;
-      rawValid = true;
-    }
-    void dropRaw() {
-      rawLender = nullptr;
-      raw = {};
-      rawValid = false;
-    }
-  };
-  static constexpr size_t kPrimedLists = 8;
-  NameListMemo filterMemo_;
-  NameListMemo prioritizeMemos_[kPrimedLists];
-  size_t nextPrioritizeMemo_ = 0;  // the slot the next primed or resolved list replaces
-  NameListMemo* memo_ = &filterMemo_;
-  std::string compact_;  // a body without its list, padded
-  // decodeArgs took a prioritize list that a filter of this very pod (same bytes around the
-  // list) primed at this snapshot version: every listed node passes the filters.
-  bool primedByThisPod_ = false;
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
-  std::vector<const plugins::NodeInfo*> passedNodes_;  // and their records
-  bool nominatedKept_ = false;         // the nominated node was kept though it failed
   std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
   const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
   plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
+  std::vector<uint32_t> rankPos_;       // rankPositions()
   std::vector<uint32_t> failedAt_[2];  // ranks of the FailedNodes / FailedAndUnresolvable entries
   std::vector<uint32_t> unknownOrder_;
   std::string unknownQuoted_;  // NodeNameTable::kCopySlack zero bytes after the last
@@ -278,8 +191,6 @@ class ExtenderService : public BatchHandler {
   Histogram* encode_;
   Counter* decodeErrors_;
   Counter* unknownNodes_;
-  Counter* listsReused_;
-  Counter* listsTrusted_;
   Counter* writerWaits_;
   Counter* nodesReused_;
 };

@@ -69,7 +69,55 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
     rankQuotedOffset_.push_back(static_cast<uint32_t>(rankQuoted_.size()));
   }
   rankQuoted_.append(kCopySlack, '\0');
+
+  uint32_t capacity = 1;
+  while (capacity < 2 * byRank_.size()) capacity <<= 1;
+  slots_.assign(capacity, Slot{});
+  mask_ = capacity - 1;
+  for (uint32_t id : byRank_) {
+    const auto h = static_cast<uint32_t>(hash(name(id)));
+    uint32_t i = h & mask_;
+    while (slots_[i].id != cache::kNoNode) i = (i + 1) & mask_;
+    slots_[i] = {h, id};
+  }
   return true;
+}
+
+void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<uint32_t> ids) const {
+  // Three stages, kStep names apart: hash a name and prefetch its first slot; read that slot
+  // and prefetch the name it points at; probe and compare. Names come in kube-scheduler's
+  // order, so the slots and names they touch are scattered over the tables (~350 KB at 5,000
+  // nodes), and each probe would otherwise wait for two cache misses in a row. Measured against
+  // a plain loop over find(), ABBA, service_bench medians of 3 (2026-12-05): filter 208 -> 196
+  // us, pod 331 -> 310 us (BM_NodeNamesFilter/0, BM_NodeNamesPod/0).
+  constexpr size_t kStep = 8, kRing = 4 * kStep;
+  uint32_t hashes[kRing];
+  const size_t n = names.size();
+  for (size_t i = 0; i < n + 2 * kStep; ++i) {
+    if (i < n) {
+      const auto h = static_cast<uint32_t>(hash(names[i]));
+      hashes[i % kRing] = h;
+      __builtin_prefetch(&slots_[h & mask_]);
+    }
+    if (i >= kStep && i - kStep < n) {
+      const Slot& s = slots_[hashes[(i - kStep) % kRing] & mask_];
+      if (s.id != cache::kNoNode) __builtin_prefetch(names_.data() + nameOffset_[s.id]);
+    }
+    if (i >= 2 * kStep) {
+      const size_t j = i - 2 * kStep;
+      const uint32_t h = hashes[j % kRing];
+      uint32_t id = cache::kNoNode;
+      for (uint32_t k = h & mask_;; k = (k + 1) & mask_) {
+        const Slot& s = slots_[k];
+        if (s.id == cache::kNoNode) break;
+        if (s.hash == h && sameBytes(name(s.id), names[j])) {
+          id = s.id;
+          break;
+        }
+      }
+      ids[j] = id;
+    }
+  }
 }
 
 }  // namespace fleetsched::engine

@@ -3,12 +3,16 @@
 // filter kept, skipped when one or none is left, as kube-scheduler does) in NodeNames mode,
 // handed to ExtenderService::handleBatch one request per batch. No sockets, no HTTP: what one
 // pod costs the reactor's core on top of the transport, without the loopback's noise.
+// Argument 0: the names in kube-scheduler's order, different for every pod (as the load
+// generator sends them, bench/loadgen/kube_order.h); 1: one list in fleet order for every pod.
 //   ninja -C build bench/engine/service_bench && build/bench/engine/service_bench
 // Fleet options follow `gen-fleet -n 5000 -p 256` (FLEETSCHED_BENCH_NODES overrides the size).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "bench/fleet/fleet_gen.h"
+#include "bench/loadgen/kube_order.h"
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "engine/extender_service.h"
@@ -45,18 +50,19 @@ struct Fixture {
   cache::Cache cache{config.interpretation()};  // as serve builds it
   Metrics metrics;
   std::unique_ptr<ExtenderService> service;
-  std::vector<Body> filters;
-  std::vector<Body> prioritizes;  // empty body: the pod's filter kept one node or none
+  struct Pods {
+    std::vector<Body> filters;
+    std::vector<Body> prioritizes;  // empty body: the pod's filter kept one node or none
+  };
+  Pods orders[2];  // kube-scheduler's order, repeated list
   size_t nodes = 0;
 
-  // One request reused pod after pod, as the reactor reuses a connection's slot: handed back
-  // (responseDone) once answered, so the service keeps the filter reply's list as it does
-  // behind the server. Returns the reply's size; `reply` gets a copy when asked for.
+  // One request reused pod after pod, as the reactor reuses a connection's slot. Returns the
+  // reply's size; `reply` gets a copy when asked for.
   ExtenderRequest slot;
   size_t call(Verb verb, const Body& body, std::string* reply = nullptr) {
     slot.verb = verb;
     slot.body = body.view();
-    slot.reportsResponseDone = true;
     ExtenderRequest* batch[] = {&slot};
     service->handleBatch(batch);
     if (slot.status != 200) {
@@ -66,7 +72,6 @@ struct Fixture {
     }
     const size_t size = slot.response.size();
     if (reply != nullptr) *reply = slot.response.str();
-    service->responseDone(slot);
     slot.response.clear();
     return size;
   }
@@ -112,20 +117,38 @@ Fixture& fixture() {
     po.seed = fo.seed;
     fleet::PodGenerator pods(po);
     std::vector<std::string> names;
-    for (const auto& s : gen.summaries()) names.push_back(s.name);
-    const std::string tail = fleet::nodeNamesArgsTail(names);
-    for (size_t i = 0; i < pods.size(); ++i) {
-      const std::string pod = pods.podWire(i);
-      Body& filter = fx->filters.emplace_back();
-      filter.set(std::string(fleet::kNodeNamesArgsHead) + pod + tail);
-      size_t kept = 0;
-      std::string reply;
-      fx->call(Verb::Filter, filter, &reply);
-      const std::string_view list = keptList(reply, kept);
-      Body& prioritize = fx->prioritizes.emplace_back();
-      if (kept > 1) {
-        prioritize.set(std::string(fleet::kNodeNamesArgsHead) + pod + R"(,"Nodes":null,"NodeNames":[)" +
-                       std::string(list) + "]}");
+    std::vector<uint32_t> zoneOf;
+    std::vector<std::string_view> zones;
+    for (const auto& s : gen.summaries()) {
+      names.push_back(s.name);
+      auto it = std::find(zones.begin(), zones.end(), std::string_view(s.zone));
+      zoneOf.push_back(static_cast<uint32_t>(it - zones.begin()));
+      if (it == zones.end()) zones.push_back(s.zone);
+    }
+    const std::vector<uint32_t> snapshotOrder = bench::loadgen::kubeZoneRoundRobin(zoneOf);
+    std::mt19937_64 rng(fo.seed);
+    for (int order = 0; order < 2; ++order) {
+      Fixture::Pods& p = fx->orders[order];
+      for (size_t i = 0; i < pods.size(); ++i) {
+        std::vector<std::string> list = names;
+        if (order == 0) {
+          list.clear();
+          for (uint32_t at : bench::loadgen::kubeFilterOrder(names.size(), 0, names.size(), 16, rng)) {
+            list.push_back(names[snapshotOrder[at]]);
+          }
+        }
+        const std::string pod = pods.podWire(i);
+        Body& filter = p.filters.emplace_back();
+        filter.set(std::string(fleet::kNodeNamesArgsHead) + pod + fleet::nodeNamesArgsTail(list));
+        size_t kept = 0;
+        std::string reply;
+        fx->call(Verb::Filter, filter, &reply);
+        const std::string_view kepts = keptList(reply, kept);
+        Body& prioritize = p.prioritizes.emplace_back();
+        if (kept > 1) {
+          prioritize.set(std::string(fleet::kNodeNamesArgsHead) + pod + R"(,"Nodes":null,"NodeNames":[)" +
+                         std::string(kepts) + "]}");
+        }
       }
     }
     return fx;
@@ -136,55 +159,45 @@ Fixture& fixture() {
 // Filter then prioritize per pod, pod after pod: the path kube-scheduler drives.
 void BM_NodeNamesPod(benchmark::State& state) {
   Fixture& f = fixture();
-  size_t k = 0, bytes = 0, prioritized = 0;
-  Counter& trusted = f.metrics.counter("prioritize_lists_trusted_total", "");
-  Counter& reused = f.metrics.counter("node_names_reused_total", "");
-  const uint64_t trustedBefore = trusted.value(), reusedBefore = reused.value();
+  const Fixture::Pods& p = f.orders[state.range(0)];
+  size_t k = 0, bytes = 0;
   for (auto _ : state) {
-    bytes += f.call(Verb::Filter, f.filters[k]);
-    if (f.prioritizes[k].size != 0) {
-      bytes += f.call(Verb::Prioritize, f.prioritizes[k]);
-      ++prioritized;
-    }
-    k = (k + 1) % f.filters.size();
+    bytes += f.call(Verb::Filter, p.filters[k]);
+    if (p.prioritizes[k].size != 0) bytes += f.call(Verb::Prioritize, p.prioritizes[k]);
+    k = (k + 1) % p.filters.size();
   }
-  // Shares of the shortcuts the service took: lists taken from the memo, prioritize lists
-  // trusted without filtering again.
-  const auto verbs = static_cast<double>(state.iterations() + prioritized);
-  state.counters["lists_reused"] = static_cast<double>(reused.value() - reusedBefore) / verbs;
-  state.counters["prioritize_trusted"] =
-      prioritized == 0 ? 0.0 : static_cast<double>(trusted.value() - trustedBefore) / static_cast<double>(prioritized);
   state.counters["nodes"] = static_cast<double>(f.nodes);
   state.counters["pods/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["reply_bytes/pod"] = static_cast<double>(bytes) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_NodeNamesPod)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NodeNamesPod)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// Each verb alone (prioritize after its own pod's filter, untimed, so its list is the one
-// filter left behind).
+// Each verb alone (prioritize after its own pod's filter, untimed, as kube-scheduler calls it).
 void BM_NodeNamesFilter(benchmark::State& state) {
   Fixture& f = fixture();
+  const Fixture::Pods& p = f.orders[state.range(0)];
   size_t k = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.call(Verb::Filter, f.filters[k]));
-    k = (k + 1) % f.filters.size();
+    benchmark::DoNotOptimize(f.call(Verb::Filter, p.filters[k]));
+    k = (k + 1) % p.filters.size();
   }
 }
-BENCHMARK(BM_NodeNamesFilter)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NodeNamesFilter)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_NodeNamesPrioritize(benchmark::State& state) {
   Fixture& f = fixture();
+  const Fixture::Pods& p = f.orders[state.range(0)];
   size_t k = 0;
   for (auto _ : state) {
-    while (f.prioritizes[k].size == 0) k = (k + 1) % f.filters.size();
+    while (p.prioritizes[k].size == 0) k = (k + 1) % p.filters.size();
     state.PauseTiming();
-    f.call(Verb::Filter, f.filters[k]);
+    f.call(Verb::Filter, p.filters[k]);
     state.ResumeTiming();
-    benchmark::DoNotOptimize(f.call(Verb::Prioritize, f.prioritizes[k]));
-    k = (k + 1) % f.filters.size();
+    benchmark::DoNotOptimize(f.call(Verb::Prioritize, p.prioritizes[k]));
+    k = (k + 1) % p.filters.size();
   }
 }
-BENCHMARK(BM_NodeNamesPrioritize)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NodeNamesPrioritize)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace fleetsched::engine

@@ -136,10 +136,34 @@ TEST_F(NodeNameTableTest, RebuildsWhenNodesComeAndGoNotForPodEvents) {
   }
 }
 
-TEST_F(NodeNameTableTest, EmptyCache) {
+// find() answers what the cache's own index answers, for every live name, for prefixes and
+// extensions of them, and after a node is gone.
+TEST_F(NodeNameTableTest, FindAgreesWithTheCache) {
+  addAll();
+  for (int i = 0; i < 3000; ++i) cache_.upsertNode(NodeMaker(strings_, "ip-10-0-" + std::to_string(i) + ".ec2.internal").build());
+  ASSERT_TRUE(cache_.deleteNode("a-b"));
   cache::Snapshot snap = reader_.acquire();
   table_.refresh(snap);
+  std::vector<std::string> probes = kOddNames;
+  for (int i = 0; i < 3100; i += 7) probes.push_back("ip-10-0-" + std::to_string(i) + ".ec2.internal");
+  for (size_t k = 0, n = probes.size(); k < n; ++k) {
+    probes.push_back(probes[k] + "x");
+    probes.push_back(probes[k].substr(0, probes[k].size() - 1));
+  }
+  probes.push_back("");
+  for (const std::string& name : probes) {
+    const plugins::NodeInfo* n = snap.find(name);
+    EXPECT_EQ(table_.find(name), n == nullptr ? cache::kNoNode : n->id) << name;
+  }
+  EXPECT_EQ(table_.find("a-b"), cache::kNoNode);
+}
+
+TEST_F(NodeNameTableTest, EmptyCache) {
+  cache::Snapshot snap = reader_.acquire();
+  EXPECT_EQ(table_.find("anything"), cache::kNoNode);
+  table_.refresh(snap);
   EXPECT_EQ(table_.size(), 0U);
+  EXPECT_EQ(table_.find("anything"), cache::kNoNode);
   cache_.upsertNode(NodeMaker(strings_, "only").build());
   cache::Snapshot next = reader_.acquire();
   EXPECT_TRUE(table_.refresh(next));
