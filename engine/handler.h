@@ -43,13 +43,6 @@ struct ExtenderRequest {
   bool deferred = false;
   void (*complete)(ExtenderRequest* self) = nullptr;  // set by the reactor
   void* reactorData = nullptr;                        // the reactor's own bookkeeping
-  // Set by a reactor that calls BatchHandler::responseDone(*this) once it is done with
-  // `response` (written, or dropped with its connection), before it clears, reuses or frees the
-  // buffer (the request, body included, is still valid then). Until then the handler may keep
-  // pointing into the response's bytes, and in responseDone it may take the buffer over
-  // (swapping in one of its own). Unset (a caller that just drops the request), the handler
-  // keeps nothing of the response.
-  bool reportsResponseDone = false;
 };
 
 constexpr size_t kBodyPadding = 64;
@@ -59,9 +52,6 @@ class BatchHandler {
   virtual ~BatchHandler() = default;
   // Called on the reactor thread with every request completed in this loop turn.
   virtual void handleBatch(std::span<ExtenderRequest*> batch) = 0;
-  // See ExtenderRequest::reportsResponseDone: called on the reactor thread at most once per
-  // request handed to handleBatch, after its answer is complete.
-  virtual void responseDone(ExtenderRequest& req) { (void)req; }
   // GET /readyz: true once the handler's state is usable (cache synced).
   virtual bool ready() const { return true; }
 };

@@ -125,15 +125,11 @@ struct Slot {
   bool http10 = false;
   bool keepAlive = true;
 
-  Slot() { req.reportsResponseDone = true; }
+  Slot() = default;
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
-  ~Slot() { responseDone(); }
-  // The handler's last look at a handled request's response, before the slot drops it.
-  void responseDone();
 
   void reset() {
-    responseDone();
     if (req.response.capacity() > kRetainBytes) req.response.release();
     req.response.clear();
     req.status = 200;
@@ -971,13 +967,6 @@ struct Server::Impl {
     for (Connection* c = conns; c; c = c->next) closeNow(c);
   }
 };
-
-void Slot::responseDone() {
-  // A deferred request never completed (freed with the server) has no finished answer.
-  if (!handled || waiting) return;
-  handled = false;
-  server->handler.responseDone(req);
-}
 
 Server::Server(uv_loop_t* loop, ServerConfig config, BatchHandler& handler, Metrics& metrics)
     : impl_(std::make_unique<Impl>(loop, std::move(config), handler, metrics)) {}
