@@ -207,7 +207,9 @@ struct Server::Impl {
   bool listening = false;
   bool turnHandles = false;  // check + idle initialised
   bool closed = false;
+  bool shuttingDown = false;  // shutdown(): the listener is closed, connections end after their answers
   bool idleActive = false;
+  uint16_t boundPort = 0;
 
   Connection* conns = nullptr;      // intrusive list of every connection
   std::atomic<uint32_t> active{0};  // counted against maxConnections; read from any thread
@@ -482,7 +484,8 @@ struct Server::Impl {
             p.sealBody();
           }
           dispatch(c);
-          if (!p.keepAlive()) c->state = ConnState::kDraining;
+          // Shutting down: the request that was arriving is answered, the connection ends after it.
+          if (!p.keepAlive() || shuttingDown) c->state = ConnState::kDraining;
           break;
         case RequestParser::Status::kError:
           switch (p.error()) {
@@ -541,7 +544,7 @@ struct Server::Impl {
         requests[kRouteHealthz]->inc();
         return;
       case Router::Kind::kReadyz:
-        if (handler.ready()) {
+        if (!shuttingDown && handler.ready()) {
           s.req.response = "ready\n";
         } else {
           s.req.status = 503;
@@ -932,6 +935,7 @@ struct Server::Impl {
     if ((rc = uv_tcp_bind(&listener, reinterpret_cast<sockaddr*>(&addr), 0)) != 0) return rc;
     if ((rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener), config.backlog, &Impl::onConnection)) != 0)
       return rc;
+    boundPort = readPort();
     uv_check_init(loop, &check);
     check.data = this;
     uv_idle_init(loop, &idle);
@@ -945,8 +949,7 @@ struct Server::Impl {
     return 0;
   }
 
-  uint16_t port() const {
-    if (!listening) return 0;
+  uint16_t readPort() const {
     sockaddr_storage addr{};
     int len = sizeof addr;
     if (uv_tcp_getsockname(&listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
@@ -956,10 +959,47 @@ struct Server::Impl {
 
   static void onOwnClosed(uv_handle_t* h) { --static_cast<Impl*>(h->data)->openHandles; }
 
+  void closeListener() {
+    if (!listening) return;
+    listening = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&listener), &Impl::onOwnClosed);
+  }
+
+  void shutdown() {
+    if (closed || shuttingDown) return;
+    shuttingDown = true;
+    closeListener();
+    for (Connection* c = conns; c; c = c->next) {
+      if (c->state != ConnState::kOpen) continue;  // already ending after its answers
+      // A request partly read is finished and answered first (consume() ends the connection
+      // after it); its header and body timeouts still apply.
+      if (c->parser.phase() != RequestParser::Phase::kIdle) continue;
+      // Answer what is owed (deferred answers included), then FIN; an idle connection gets its
+      // FIN now. Pipelined input not yet framed is dropped: Connection: close says so.
+      c->stash.clear();
+      c->state = ConnState::kDraining;
+      updateReading(c);
+      if (c->used == 0 && c->pendingWrites == 0)
+        finishDrain(c);
+      else
+        rearm(c);
+    }
+  }
+
+  size_t pendingRequests() const {
+    size_t n = 0;
+    for (const Connection* c = conns; c; c = c->next) {
+      if (c->state == ConnState::kClosing || c->rejected) continue;
+      n += c->used;
+      if (c->state == ConnState::kOpen && c->parser.phase() != RequestParser::Phase::kIdle) ++n;
+    }
+    return n;
+  }
+
   void close() {
     if (closed) return;
     closed = true;
-    if (listening) uv_close(reinterpret_cast<uv_handle_t*>(&listener), &Impl::onOwnClosed);
+    closeListener();
     if (turnHandles) {
       uv_close(reinterpret_cast<uv_handle_t*>(&check), &Impl::onOwnClosed);
       uv_close(reinterpret_cast<uv_handle_t*>(&idle), &Impl::onOwnClosed);
@@ -982,8 +1022,13 @@ void Server::addGet(std::string path, GetHandler fn) {
 }
 
 int Server::listen() { return impl_->listen(); }
-uint16_t Server::port() const { return impl_->port(); }
+uint16_t Server::port() const { return impl_->boundPort; }
 void Server::close() { impl_->close(); }
+void Server::shutdown() { impl_->shutdown(); }
+bool Server::drained() const {
+  return impl_->shuttingDown && impl_->conns == nullptr && impl_->deferredCount.load() == 0;
+}
+size_t Server::pendingRequests() const { return impl_->pendingRequests(); }
 size_t Server::connections() const { return impl_->active.load(std::memory_order_relaxed); }
 size_t Server::deferredRequests() const { return impl_->deferredCount.load(std::memory_order_relaxed); }
 

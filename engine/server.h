@@ -17,6 +17,12 @@
 // close of their connection until the handler calls complete(); the destructor frees those never
 // completed. For a clean stop: close(), let the loop run until deferredRequests() == 0 (the
 // handler completes or fails its outstanding work), then destroy the server.
+//
+// Graceful stop (SIGTERM): shutdown() closes the listener and makes /readyz answer 503; idle
+// connections get a FIN at once, the others once they have answered what they owe — a request
+// still arriving is read and answered, a deferred one waits for complete() — with
+// `Connection: close` on the last answer. Run the loop until drained(), or until a deadline, then
+// close() cuts what is left (pendingRequests() counts it).
 #pragma once
 
 #include <uv.h>
@@ -93,6 +99,13 @@ class Server {
   uint16_t port() const;
   // Stops accepting and closes every connection; the loop ends once nothing else is active.
   void close();
+  // Stops accepting and lets every connection finish the requests it has started; see above.
+  void shutdown();
+  // After shutdown(): every connection is closed and no deferred request is outstanding.
+  bool drained() const;
+  // Requests read or being read and not yet answered (deferred ones included), on open
+  // connections: what close() would cut now.
+  size_t pendingRequests() const;
   // Open client connections (rejected ones excluded). Safe to call from any thread.
   size_t connections() const;
   // Extender requests deferred by the handler and not yet completed, whether or not their
