@@ -24,6 +24,8 @@ namespace fleetsched::cmd {
 namespace {
 
 constexpr uint64_t kStatsIntervalMs = 1000;
+// While draining after SIGTERM: how often to look whether the listeners are done.
+constexpr uint64_t kDrainPollMs = 10;
 
 bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
   auto colon = listen.rfind(':');
@@ -63,6 +65,11 @@ struct ServeState {
   std::unordered_map<std::string, std::pair<engine::Gauge*, engine::Gauge*>> gpuGauges;
   uv_signal_t sigint{}, sigterm{}, sighup{};
   uv_timer_t stats{};
+  // SIGTERM/SIGINT: draining until both listeners are drained or drainDeadline (uv_now, ms).
+  bool stopping = false;
+  uv_timer_t drainTimer{};
+  uint64_t drainStart = 0;
+  uint64_t drainDeadline = 0;
 };
 
 void reloadFiles(ServeState& s) {
@@ -126,6 +133,10 @@ void onAudit(uv_timer_t* t) {
 }
 
 void stopAll(ServeState& s) {
+  uv_timer_stop(&s.drainTimer);
+  if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&s.drainTimer))) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&s.drainTimer), nullptr);
+  }
   s.server->close();
   if (s.probeServer != nullptr) s.probeServer->close();
   if (s.ingestor != nullptr) s.ingestor->stop();
@@ -140,6 +151,46 @@ void stopAll(ServeState& s) {
   if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&s.stats))) {
     uv_close(reinterpret_cast<uv_handle_t*>(&s.stats), nullptr);
   }
+}
+
+void onDrainTick(uv_timer_t* t) {
+  auto& s = *static_cast<ServeState*>(t->data);
+  const uint64_t now = uv_now(t->loop);
+  // The probe listener keeps answering (/readyz 503) until the verbs listener has drained.
+  if (s.server->drained()) {
+    std::fprintf(stderr, "fleetsched: drained in %llu ms, exiting\n",
+                 static_cast<unsigned long long>(now - s.drainStart));
+    return stopAll(s);
+  }
+  if (now < s.drainDeadline) return;
+  std::fprintf(stderr, "fleetsched: --shutdown-grace of %us is over: cutting %zu request(s) in flight\n",
+               s.options->shutdownGraceSec, s.server->pendingRequests());
+  stopAll(s);
+}
+
+// SIGTERM or SIGINT: stop accepting, let what is in flight finish (up to --shutdown-grace), exit.
+// A second one exits at once.
+void onStopSignal(ServeState& s, int signum) {
+  const char* name = signum == SIGINT ? "SIGINT" : "SIGTERM";
+  if (s.stopping) {
+    std::fprintf(stderr, "fleetsched: %s again: cutting %zu request(s) in flight, exiting now\n", name,
+                 s.server->pendingRequests());
+    return stopAll(s);
+  }
+  s.stopping = true;
+  if (s.options->shutdownGraceSec == 0) {
+    std::fprintf(stderr, "fleetsched: %s: cutting %zu request(s) in flight (--shutdown-grace=0), exiting\n", name,
+                 s.server->pendingRequests());
+    return stopAll(s);
+  }
+  std::fprintf(stderr,
+               "fleetsched: %s: draining for up to %us: no new connections, /readyz 503, requests in flight "
+               "finish (again to exit now)\n",
+               name, s.options->shutdownGraceSec);
+  s.server->shutdown();
+  s.drainStart = uv_now(s.drainTimer.loop);
+  s.drainDeadline = s.drainStart + uint64_t{s.options->shutdownGraceSec} * 1000;
+  uv_timer_start(&s.drainTimer, onDrainTick, 0, kDrainPollMs);
 }
 
 }  // namespace
@@ -172,6 +223,11 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--audit-interval", o.auditIntervalSec,
                   "Seconds between audits of the cache against a pod list taken at the watch's resourceVersion, "
                   "500 pods a page (0: off; each costs kube-apiserver a list of every pod)")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace", o.shutdownGraceSec,
+                  "Seconds SIGTERM and SIGINT wait for requests in flight (a bind waiting for kube-apiserver "
+                  "included) before cutting them; meanwhile no new connection is accepted and /readyz answers "
+                  "503. A second signal exits at once (0: no wait)")
       ->capture_default_str();
   cmd->add_option("--ingest-priority", o.ingestPriority,
                   "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
@@ -263,6 +319,7 @@ int runServe(const ServeOptions& o) {
   std::optional<engine::Server> probeServer;
   if (!o.probeListen.empty()) probeServer.emplace(loop, probeConfig, service, metrics);
 
+  ServeState state;
   std::unique_ptr<engine::Ingestor> ingestor;
   if (watch) {
     engine::IngestOptions io;
@@ -282,13 +339,13 @@ int runServe(const ServeOptions& o) {
       std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
       return 1;
     }
-    // Ready only after the first full sync of nodes and pods.
-    service.setReadyCheck([ing = ingestor.get()] { return ing->synced(); });
     if (o.bind) service.enableBinding(ingestor.get());
     source = "the API server " + ingestor->server();
   }
+  // Ready once the first full sync of nodes and pods is cached (at once without an API server);
+  // not ready once SIGTERM started the drain (the probe listener still answers until the end).
+  service.setReadyCheck([ing = ingestor.get(), &state] { return !state.stopping && (!ing || ing->synced()); });
 
-  ServeState state;
   // /debug/audit: with an API server, the last comparison with a fresh pod list (taken every
   // --audit-interval); otherwise, and until the first comparison, the cache checked alone.
   cache::Reader auditReader(cache);
@@ -349,6 +406,8 @@ int runServe(const ServeOptions& o) {
   state.reservationsExpired = &metrics.counter("reservations_expired_total", "Reservations dropped by TTL");
   state.gpuOvercommits = &metrics.gauge("gpu_overcommits", "Per-GPU charges clipped at a whole GPU (drift)");
 
+  uv_timer_init(loop, &state.drainTimer);
+  state.drainTimer.data = &state;
   uv_timer_init(loop, &state.stats);
   state.stats.data = &state;
   uv_timer_start(&state.stats, onStats, 0, kStatsIntervalMs);
@@ -369,7 +428,7 @@ int runServe(const ServeOptions& o) {
             if (!s.options->nodesFile.empty() || !s.options->podsFile.empty()) reloadFiles(s);
             return;
           }
-          stopAll(s);
+          onStopSignal(s, signum);
         },
         signum);
   }

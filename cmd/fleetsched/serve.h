@@ -27,6 +27,8 @@ struct ServeOptions {
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 300;
+  // SIGTERM/SIGINT: seconds to let requests in flight finish before the rest is cut (0: none).
+  uint32_t shutdownGraceSec = 20;
   std::string ingestPriority = "idle";  // idle | low | normal
   std::string ingestCpus;               // kernel CPU list; empty: inherit
 };

@@ -70,6 +70,40 @@ std::string exchange(uint16_t port, const std::string& method, const std::string
   return out;
 }
 
+// A connected client socket on 127.0.0.1:port (-1 when refused), reads time out after 10 s.
+int dial(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+void sendAll(int fd, const std::string& data) { ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); }
+
+// Everything the peer sends until it closes (or 10 s pass).
+std::string readToEof(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+// The verbs listener's fleetsched_http_received_bytes_total, scraped from the probe listener.
+double verbBytesReceived(uint16_t probes) {
+  const std::string m = exchange(probes, "GET", "/metrics");
+  const std::string series = "\nfleetsched_http_received_bytes_total ";
+  const size_t at = m.find(series);
+  return at == std::string::npos ? -1 : std::stod(m.substr(at + series.size()));
+}
+
 struct Proc {
   pid_t pid = -1;
   std::string errFile;
@@ -78,6 +112,7 @@ struct Proc {
 
   // Waits up to `ms` for the process to exit.
   bool waitExit(int ms) {
+    if (exited) return true;
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (std::chrono::steady_clock::now() < until) {
       if (::waitpid(pid, &status, WNOHANG) == pid) return exited = true;
@@ -186,6 +221,110 @@ TEST(ServeProcess, ProbeListenerServesProbesAndMetricsButNoVerbs) {
   EXPECT_EQ(exchange(probes, "GET", "/debug/nodes").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(exchange(verbs, "POST", "/filter", args).rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_EQ(exchange(verbs, "GET", "/debug/nodes").rfind("HTTP/1.1 200", 0), 0u);
+}
+
+// Two listeners on free ports: {verbs, probes}.
+std::pair<uint16_t, uint16_t> twoPorts() {
+  const uint16_t verbs = freePort();
+  uint16_t probes = freePort();
+  while (probes == verbs) probes = freePort();
+  return {verbs, probes};
+}
+
+// Starts serve with a filter request half sent on `fd` and read by the server (so it is in
+// flight, not an idle connection); returns the rest of the request.
+std::string startWithRequestInFlight(Proc& p, uint16_t verbs, uint16_t probes, const std::string& grace,
+                                     const std::string& tag, int& fd) {
+  spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(verbs), "--probe-listen=127.0.0.1:" + std::to_string(probes),
+            "--shutdown-grace=" + grace},
+        tag);
+  waitListening(p, probes);
+  waitListening(p, verbs);
+  const std::string body = R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"}},"NodeNames":[]})";
+  const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  const std::string first = head + body.substr(0, 20);
+  fd = dial(verbs);
+  EXPECT_GE(fd, 0);
+  sendAll(fd, first);
+  for (int i = 0; i < 250 && verbBytesReceived(probes) < static_cast<double>(first.size()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GE(verbBytesReceived(probes), static_cast<double>(first.size()));
+  return body.substr(20);
+}
+
+// Issue 26, lifecycle: SIGTERM closed every connection at once, so the request kube-scheduler
+// had in flight (a bind already posted to kube-apiserver) got EOF. Now the verbs listener closes,
+// /readyz turns 503, the request in flight is answered in full, and serve exits 0.
+TEST(ServeProcess, SigtermAnswersTheRequestInFlightThenExitsZero) {
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  int fd = -1;
+  const std::string rest = startWithRequestInFlight(p, verbs, probes, "10", "drain", fd);
+  ASSERT_GE(fd, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(p.pid, SIGTERM);
+  for (int i = 0; i < 100 && accepts(verbs); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(accepts(verbs)) << "the verbs listener still accepts after SIGTERM";
+  EXPECT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 503", 0), 0u) << "/readyz is not 503 while draining";
+  EXPECT_FALSE(p.waitExit(200)) << "exited with a request in flight: " << p.err();
+
+  sendAll(fd, rest);
+  const std::string reply = readToEof(fd);
+  ::close(fd);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply;
+  EXPECT_NE(reply.find("\r\nConnection: close\r\n"), std::string::npos) << reply;
+  const size_t headEnd = reply.find("\r\n\r\n");
+  const size_t lengthAt = reply.find("Content-Length: ");
+  ASSERT_NE(headEnd, std::string::npos);
+  ASSERT_NE(lengthAt, std::string::npos);
+  EXPECT_EQ(reply.size() - headEnd - 4, std::stoul(reply.substr(lengthAt + 16))) << "reply cut short: " << reply;
+
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::fprintf(stderr, "SIGTERM to exit, with the request finished after ~200 ms: %lld ms\n",
+               static_cast<long long>(ms.count()));
+  ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
+  EXPECT_EQ(WEXITSTATUS(p.status), 0);
+  EXPECT_NE(p.err().find("drained in"), std::string::npos) << p.err();
+}
+
+// A request that never completes is cut at --shutdown-grace, and serve still exits 0.
+TEST(ServeProcess, ShutdownGraceCutsWhatIsLeftAndExitsZero) {
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  int fd = -1;
+  startWithRequestInFlight(p, verbs, probes, "1", "grace", fd);
+  ASSERT_GE(fd, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(p.pid, SIGTERM);
+  EXPECT_FALSE(p.waitExit(700)) << "exited before the grace period: " << p.err();
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  EXPECT_GE(ms.count(), 900);
+  EXPECT_EQ(readToEof(fd), "");
+  ::close(fd);
+  ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
+  EXPECT_EQ(WEXITSTATUS(p.status), 0);
+  EXPECT_NE(p.err().find("--shutdown-grace of 1s is over: cutting 1 request(s) in flight"), std::string::npos)
+      << p.err();
+}
+
+TEST(ServeProcess, SecondSigtermExitsAtOnce) {
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  int fd = -1;
+  startWithRequestInFlight(p, verbs, probes, "60", "twice", fd);
+  ASSERT_GE(fd, 0);
+  ::kill(p.pid, SIGTERM);
+  EXPECT_FALSE(p.waitExit(300)) << p.err();
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(p.pid, SIGTERM);
+  ASSERT_TRUE(p.waitExit(2000)) << p.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
+  ::close(fd);
+  ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
+  EXPECT_EQ(WEXITSTATUS(p.status), 0);
+  EXPECT_NE(p.err().find("SIGTERM again: cutting 1 request(s) in flight"), std::string::npos) << p.err();
 }
 
 }  // namespace
