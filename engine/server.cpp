@@ -66,12 +66,14 @@ enum ErrorKind : uint8_t {
   kClientDisconnect,
   kWriteFailed,
   kWriteTimeout,
+  kFirstByteTimeout,
   kErrorKindCount
 };
 constexpr std::string_view kErrorNames[kErrorKindCount] = {
     "bad_request",        "header_too_large",  "body_too_large",       "header_timeout",
     "body_timeout",       "idle_timeout",      "too_many_connections", "not_found",
-    "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout"};
+    "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout",
+    "first_byte_timeout"};
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -178,6 +180,7 @@ struct Connection {
   bool dirty = false;
   bool eof = false;
   bool rejected = false;
+  bool anyByte = false;  // a byte has arrived: the first-byte timeout no longer applies
   bool timerArmed = false;
   uint64_t armedDeadline = 0;
   uint64_t requestStartNs = 0;
@@ -429,6 +432,7 @@ struct Server::Impl {
     if (nread == 0) return;
     if (nread < 0) return self->onEof(c, static_cast<int>(nread));
     self->bytesIn->inc(static_cast<uint64_t>(nread));
+    c->anyByte = true;
     if (c->state != ConnState::kOpen) return;  // lingering: discard
     self->readNs = uv_hrtime();
     self->consume(c, buf->base, static_cast<size_t>(nread), self->readNs);
@@ -866,6 +870,7 @@ struct Server::Impl {
         break;
     }
     if (c->used > 0 || !c->stash.empty()) return 0;  // our turn to answer (perhaps deferred): not idle
+    if (!c->anyByte && config.firstByteTimeoutMs > 0) return c->idleSinceMs + config.firstByteTimeoutMs;
     return c->idleSinceMs + config.idleTimeoutMs;
   }
 
@@ -901,6 +906,10 @@ struct Server::Impl {
       case RequestParser::Phase::kBody:
         return queueError(c, 408, kBodyTimeout, "timed out reading request body\n");
       case RequestParser::Phase::kIdle:
+        if (!c->anyByte) {  // never said a word: no answer, no lingering
+          errors[kFirstByteTimeout]->inc();
+          return closeNow(c);
+        }
         // Go's transport recognises a 408 on an idle connection and retires it quietly.
         return queueError(c, 408, kIdleTimeout, "idle connection timed out\n");
     }

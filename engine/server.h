@@ -43,6 +43,9 @@ constexpr size_t kDefaultMaxHeaderBytes = 64 * 1024;
 constexpr size_t kDefaultMaxBodyBytes = 128u << 20;
 constexpr uint32_t kDefaultMaxConnections = 4096;
 constexpr uint32_t kDefaultMaxPipelined = 32;
+// A new connection that sends nothing is closed after this: 4,096 silent sockets must not hold
+// every slot for the idle timeout.
+constexpr uint32_t kDefaultFirstByteTimeoutMs = 10'000;
 constexpr uint32_t kDefaultHeaderTimeoutMs = 10'000;
 constexpr uint32_t kDefaultBodyTimeoutMs = 30'000;
 // Longer than Go's 90 s idle-connection timeout, so the client closes idle connections first.
@@ -58,6 +61,8 @@ struct ServerConfig {
   size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
   uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
   uint32_t maxPipelined = kDefaultMaxPipelined;        // responses owed per connection, deferred included
+  // Closed without an answer: accept to the first byte (0: idleTimeoutMs applies instead).
+  uint32_t firstByteTimeoutMs = kDefaultFirstByteTimeoutMs;
   uint32_t headerTimeoutMs = kDefaultHeaderTimeoutMs;  // 408: first byte to end of headers
   uint32_t bodyTimeoutMs = kDefaultBodyTimeoutMs;      // 408: end of headers to end of body
   uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes

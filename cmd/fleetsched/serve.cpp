@@ -218,6 +218,12 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_flag("--bind", o.bind, "Serve the bind verb: reserve GPUs and post Bindings (needs an API server)");
   cmd->add_option("--max-body-bytes", o.maxBodyBytes, "Largest request body, 413 beyond (0: the server's default)");
   cmd->add_option("--max-connections", o.maxConnections, "Most client connections, 503 beyond (0: the server's default)");
+  cmd->add_option("--first-byte-timeout", o.firstByteTimeoutSec,
+                  "Seconds a new connection may stay silent before it is closed without an answer, so silent "
+                  "sockets cannot hold every slot for the 120 s idle timeout; at most 3600 (0: the idle "
+                  "timeout applies)")
+      ->check(CLI::Range(0u, 3600u).description(""))
+      ->capture_default_str();
   cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests (0: never)");
   cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
   cmd->add_option("--audit-interval", o.auditIntervalSec,
@@ -259,6 +265,7 @@ int runServe(const ServeOptions& o) {
   }
   serverConfig.urlPrefix = o.urlPrefix;
   serverConfig.reusePort = o.reusePort;
+  serverConfig.firstByteTimeoutMs = o.firstByteTimeoutSec * 1000;  // at most 3600 s (the flag's check)
   engine::ServerConfig probeConfig = serverConfig;
   probeConfig.serveVerbs = false;
   probeConfig.urlPrefix.clear();

@@ -24,6 +24,7 @@ struct ServeOptions {
   bool bind = false;
   uint64_t maxBodyBytes = 0;  // 0: the engine's default
   uint32_t maxConnections = 0;
+  uint32_t firstByteTimeoutSec = 10;   // a connection silent this long after accept is closed
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 300;

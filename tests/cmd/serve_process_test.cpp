@@ -327,6 +327,23 @@ TEST(ServeProcess, SecondSigtermExitsAtOnce) {
   EXPECT_NE(p.err().find("SIGTERM again: cutting 1 request(s) in flight"), std::string::npos) << p.err();
 }
 
+// Issue 26: a connection that never sends a byte is closed after --first-byte-timeout, not
+// after the 120 s idle timeout.
+TEST(ServeProcess, FirstByteTimeoutClosesASilentConnection) {
+  const uint16_t port = freePort();
+  Proc p;
+  spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(port), "--first-byte-timeout=1"}, "first-byte");
+  waitListening(p, port);
+  const int fd = dial(port);
+  ASSERT_GE(fd, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(readToEof(fd), "");
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ::close(fd);
+  EXPECT_GE(waited, std::chrono::milliseconds(900));
+  EXPECT_LT(waited, std::chrono::milliseconds(5000)) << "the silent connection was not closed";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

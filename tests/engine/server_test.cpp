@@ -696,6 +696,37 @@ TEST_F(ServerTest, TooManyConnectionsGet503WhileOthersKeepWorking) {
   }));
 }
 
+// Issue 26: a connection that never sent a byte held its slot for the 120 s idle timeout, so
+// maxConnections silent sockets locked kube-scheduler out for two minutes. It is closed after
+// the short first-byte timeout instead, without an answer; a client that has spoken keeps the
+// idle timeout.
+TEST_F(ServerTest, SilentConnectionsAreClosedAfterTheFirstByteTimeout) {
+  ServerConfig cfg;
+  cfg.maxConnections = 3;
+  cfg.firstByteTimeoutMs = 150;
+  start(cfg);
+  Client spoke(port_);
+  spoke.send(get("/healthz"));
+  ASSERT_EQ(spoke.next().status, 200);
+  Client silent1(port_), silent2(port_);
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 3; }));
+  {
+    Client lockedOut(port_);
+    EXPECT_EQ(lockedOut.next().status, 503);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent1.closedByPeer()) << "a silent connection outlived the first-byte timeout";
+  EXPECT_TRUE(silent2.closedByPeer());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  EXPECT_TRUE(eventually([&] { return errors("first_byte_timeout") == 2; }));
+  // The slots are free again, and the connection that spoke is still open.
+  Client next(port_);
+  next.send(get("/healthz"));
+  EXPECT_EQ(next.next().status, 200);
+  spoke.send(post("/filter", "still"));
+  EXPECT_EQ(spoke.next().body, "filter:still");
+}
+
 TEST_F(ServerTest, ClientClosingMidBodyIsCountedAndForgotten) {
   start();
   {
