@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/body_buffer.h"
@@ -67,13 +68,14 @@ enum ErrorKind : uint8_t {
   kWriteFailed,
   kWriteTimeout,
   kFirstByteTimeout,
+  kTooManyFromClient,
   kErrorKindCount
 };
 constexpr std::string_view kErrorNames[kErrorKindCount] = {
     "bad_request",        "header_too_large",  "body_too_large",       "header_timeout",
     "body_timeout",       "idle_timeout",      "too_many_connections", "not_found",
     "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout",
-    "first_byte_timeout"};
+    "first_byte_timeout", "too_many_from_client"};
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -171,6 +173,7 @@ struct Connection {
   std::string stash;  // input held back while maxPipelined requests wait
   std::string carry;  // input read after a request into its body buffer, still to frame
   uint64_t stashNs = 0;
+  std::string peer;  // the client's raw IP address, counted in Impl::perClient; empty: not counted
   std::string head;  // status lines and headers of one flush
   std::vector<uv_buf_t> bufs;
   int pendingWrites = 0;
@@ -215,6 +218,7 @@ struct Server::Impl {
   uint16_t boundPort = 0;
 
   Connection* conns = nullptr;      // intrusive list of every connection
+  std::unordered_map<std::string, uint32_t> perClient;  // open connections by raw client IP
   std::atomic<uint32_t> active{0};  // counted against maxConnections; read from any thread
   uint32_t total = 0;               // including rejected ones
   std::vector<Connection*> dirty;
@@ -301,13 +305,25 @@ struct Server::Impl {
     uv_tcp_init(loop, &c->tcp);
     c->tcp.data = c;
     c->openHandles = 1;
-    if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
-        total >= config.maxConnections + kRejectSlack) {
-      if (total >= config.maxConnections + kRejectSlack) errors[kTooManyConnections]->inc();
+    bool refuse =
+        uv_accept(reinterpret_cast<uv_stream_t*>(&listener), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0;
+    if (!refuse && total >= config.maxConnections + kRejectSlack) {
+      errors[kTooManyConnections]->inc();
+      refuse = true;
+    }
+    if (!refuse && config.maxConnectionsPerClient > 0) {
+      c->peer = peerAddress(c);
+      if (!c->peer.empty() && perClient[c->peer] >= config.maxConnectionsPerClient) {
+        errors[kTooManyFromClient]->inc();
+        refuse = true;
+      }
+    }
+    if (refuse) {
       uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp),
                [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
       return;
     }
+    if (!c->peer.empty()) ++perClient[c->peer];
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
     c->openHandles = 2;
@@ -329,9 +345,29 @@ struct Server::Impl {
     rearm(c);
   }
 
+  // The client's IP address as raw bytes (4 or 16), "" when the socket cannot say.
+  static std::string peerAddress(Connection* c) {
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return {};
+    if (addr.ss_family == AF_INET) {
+      const auto& a = reinterpret_cast<const sockaddr_in&>(addr).sin_addr;
+      return std::string(reinterpret_cast<const char*>(&a), sizeof a);
+    }
+    if (addr.ss_family == AF_INET6) {
+      const auto& a = reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr;
+      return std::string(reinterpret_cast<const char*>(&a), sizeof a);
+    }
+    return {};
+  }
+
   void closeNow(Connection* c) {
     if (c->state == ConnState::kClosing) return;
     c->state = ConnState::kClosing;
+    if (!c->peer.empty()) {
+      auto it = perClient.find(c->peer);
+      if (it != perClient.end() && --it->second == 0) perClient.erase(it);
+    }
     if (!c->rejected) {
       --active;
       open->set(active.load(std::memory_order_relaxed));

@@ -46,6 +46,8 @@ constexpr uint32_t kDefaultMaxPipelined = 32;
 // A new connection that sends nothing is closed after this: 4,096 silent sockets must not hold
 // every slot for the idle timeout.
 constexpr uint32_t kDefaultFirstByteTimeoutMs = 10'000;
+// Connections one client address may hold; kube-scheduler needs a few, binds in parallel more.
+constexpr uint32_t kDefaultMaxConnectionsPerClient = 256;
 constexpr uint32_t kDefaultHeaderTimeoutMs = 10'000;
 constexpr uint32_t kDefaultBodyTimeoutMs = 30'000;
 // Longer than Go's 90 s idle-connection timeout, so the client closes idle connections first.
@@ -60,6 +62,8 @@ struct ServerConfig {
   size_t maxHeaderBytes = kDefaultMaxHeaderBytes;      // 431
   size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
   uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
+  // Closed at once, without a word, beyond it (0: no limit). Counted per remote IP address.
+  uint32_t maxConnectionsPerClient = kDefaultMaxConnectionsPerClient;
   uint32_t maxPipelined = kDefaultMaxPipelined;        // responses owed per connection, deferred included
   // Closed without an answer: accept to the first byte (0: idleTimeoutMs applies instead).
   uint32_t firstByteTimeoutMs = kDefaultFirstByteTimeoutMs;

@@ -224,6 +224,10 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                   "timeout applies)")
       ->check(CLI::Range(0u, 3600u).description(""))
       ->capture_default_str();
+  cmd->add_option("--max-connections-per-client", o.maxConnectionsPerClient,
+                  "Most connections from one client IP address; beyond, new ones are closed at once (0: no "
+                  "limit)")
+      ->capture_default_str();
   cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests (0: never)");
   cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
   cmd->add_option("--audit-interval", o.auditIntervalSec,
@@ -266,6 +270,7 @@ int runServe(const ServeOptions& o) {
   serverConfig.urlPrefix = o.urlPrefix;
   serverConfig.reusePort = o.reusePort;
   serverConfig.firstByteTimeoutMs = o.firstByteTimeoutSec * 1000;  // at most 3600 s (the flag's check)
+  serverConfig.maxConnectionsPerClient = o.maxConnectionsPerClient;
   engine::ServerConfig probeConfig = serverConfig;
   probeConfig.serveVerbs = false;
   probeConfig.urlPrefix.clear();

@@ -25,6 +25,7 @@ struct ServeOptions {
   uint64_t maxBodyBytes = 0;  // 0: the engine's default
   uint32_t maxConnections = 0;
   uint32_t firstByteTimeoutSec = 10;   // a connection silent this long after accept is closed
+  uint32_t maxConnectionsPerClient = 256;  // per client IP address; 0: no limit
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 300;

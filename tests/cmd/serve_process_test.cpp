@@ -344,6 +344,29 @@ TEST(ServeProcess, FirstByteTimeoutClosesASilentConnection) {
   EXPECT_LT(waited, std::chrono::milliseconds(5000)) << "the silent connection was not closed";
 }
 
+// Beyond --max-connections-per-client, a new connection from the same address is closed at once.
+TEST(ServeProcess, MaxConnectionsPerClientClosesTheExtraConnection) {
+  const uint16_t port = freePort();
+  Proc p;
+  spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(port), "--max-connections-per-client=1"},
+        "per-client");
+  waitListening(p, port);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // waitListening's probes are gone
+  const int first = dial(port);
+  ASSERT_GE(first, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted before the second
+  const int second = dial(port);
+  ASSERT_GE(second, 0);
+  sendAll(second, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(readToEof(second), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2000));
+  ::close(second);
+  sendAll(first, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(readToEof(first).rfind("HTTP/1.1 200", 0), 0u);
+  ::close(first);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

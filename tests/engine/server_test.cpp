@@ -727,6 +727,32 @@ TEST_F(ServerTest, SilentConnectionsAreClosedAfterTheFirstByteTimeout) {
   EXPECT_EQ(spoke.next().body, "filter:still");
 }
 
+// Beyond maxConnectionsPerClient, a new connection from the same address is closed at once,
+// before it can take one of maxConnections' slots.
+TEST_F(ServerTest, ConnectionsBeyondThePerClientLimitAreClosedAtOnce) {
+  ServerConfig cfg;
+  cfg.maxConnectionsPerClient = 2;
+  start(cfg);
+  Client a(port_), b(port_);
+  a.send(get("/healthz"));
+  b.send(get("/healthz"));
+  EXPECT_EQ(a.next().status, 200);
+  EXPECT_EQ(b.next().status, 200);
+  Client extra(port_);
+  extra.send(get("/healthz"));
+  EXPECT_TRUE(extra.closedByPeer()) << "a third connection from one address was served";
+  EXPECT_EQ(server_->connections(), 2u);
+  // A slot frees up once the server has seen that client close one.
+  a.close();
+  ASSERT_TRUE(eventually([&] { return server_->connections() == 1; }));
+  Client again(port_);
+  again.send(get("/healthz"));
+  EXPECT_EQ(again.next().status, 200);
+  b.send(get("/metrics"));
+  EXPECT_NE(b.next().body.find("fleetsched_http_errors_total{kind=\"too_many_from_client\"} 1\n"),
+            std::string::npos);
+}
+
 TEST_F(ServerTest, ClientClosingMidBodyIsCountedAndForgotten) {
   start();
   {
