@@ -9,7 +9,8 @@ Each manifest may hold several documents. Checked without a cluster:
   - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
   - sidecar shape: fleetsched's --listen on loopback (the verbs are for the kube-scheduler beside it);
   - Deployments: hardened pod and container security contexts, requests and limits on every
-    container, fleetsched probes on /healthz and /readyz;
+    container, fleetsched probes on /healthz and /readyz, and a terminationGracePeriodSeconds above
+    fleetsched's preStop sleep plus its --shutdown-grace (kubelet must not kill it mid-drain);
   - KubeSchedulerConfiguration inside ConfigMaps: only known extender keys (a misspelt key such as
     enableHttps is silently ignored by kube-scheduler's lenient paths and by older decoders), the
     extender rules kube-scheduler validates, the settings fleetsched relies on, and the extender port
@@ -96,6 +97,19 @@ def listenHost(container):
     return "127.0.0.1"  # fleetsched serve's default
 
 
+def shutdownGrace(container):
+    for arg in container.get("args") or []:
+        m = re.fullmatch(r"--shutdown-grace=(\d+)", str(arg))
+        if m:
+            return int(m.group(1))
+    return 20  # fleetsched serve's default
+
+
+def preStopSleep(container):
+    sleep = (((container.get("lifecycle") or {}).get("preStop") or {}).get("sleep")) or {}
+    return int(sleep.get("seconds") or 0)
+
+
 def checkDeployment(where, obj, context):
     pod = obj["spec"]["template"]["spec"]
     podSecurity = pod.get("securityContext") or {}
@@ -115,6 +129,11 @@ def checkDeployment(where, obj, context):
         error(where, "fleetsched livenessProbe must be GET /healthz")
     if probePath(c, "readinessProbe") != "/readyz":
         error(where, "fleetsched readinessProbe must be GET /readyz")
+    grace = pod.get("terminationGracePeriodSeconds", 30)  # Kubernetes' default
+    if grace <= preStopSleep(c) + shutdownGrace(c):
+        error(where, f"terminationGracePeriodSeconds {grace} must exceed fleetsched's preStop sleep "
+                     f"({preStopSleep(c)} s) plus --shutdown-grace ({shutdownGrace(c)} s): kubelet would kill "
+                     "it mid-drain")
     context["listenPorts"].append(listenPort(c))
     context["listenHosts"].append((where, listenHost(c)))
     context["sidecar"] |= "kube-scheduler" in names

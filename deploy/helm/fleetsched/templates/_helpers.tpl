@@ -137,6 +137,7 @@ extenders:
   {{- with .Values.server.maxConnections }}
   - --max-connections={{ . }}
   {{- end }}
+  - --shutdown-grace={{ .Values.server.shutdownGraceSeconds }}
   {{- with .Values.server.extraArgs }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -164,6 +165,13 @@ extenders:
       path: /readyz
       port: metrics
     periodSeconds: 5
+  {{- with .Values.server.preStopSleepSeconds }}
+  # Keep serving while the pod's stop reaches its callers, then SIGTERM drains (--shutdown-grace).
+  lifecycle:
+    preStop:
+      sleep:
+        seconds: {{ . }}
+  {{- end }}
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
   securityContext:
@@ -172,4 +180,10 @@ extenders:
   - name: profile
     mountPath: /etc/fleetsched
     readOnly: true
+{{- end -}}
+
+{{/* kubelet's deadline: the preStop sleep, the drain, and 5 s to spare. */}}
+{{- define "fleetsched.terminationGracePeriodSeconds" -}}
+{{- $drain := add (int .Values.server.preStopSleepSeconds) (int .Values.server.shutdownGraceSeconds) -}}
+{{- .Values.terminationGracePeriodSeconds | default (add $drain 5) -}}
 {{- end -}}
