@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -10,10 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -325,6 +328,184 @@ TEST(ServeProcess, SecondSigtermExitsAtOnce) {
   ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
   EXPECT_EQ(WEXITSTATUS(p.status), 0);
   EXPECT_NE(p.err().find("SIGTERM again: cutting 1 request(s) in flight"), std::string::npos) << p.err();
+}
+
+// A kube-apiserver stand-in for `serve --kubeconfig --bind`: lists one node (gpu-a) and no pods,
+// refuses streaming lists (422, so the reflector pages), holds watches open, and answers a
+// Binding POST 201 after bindDelayMs. One thread per connection, blocking sockets.
+class FakeApiServer {
+ public:
+  explicit FakeApiServer(int bindDelayMs) : bindDelayMs_(bindDelayMs) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 16);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { acceptLoop(); });
+  }
+  ~FakeApiServer() {
+    stop_ = true;
+    acceptor_.join();
+    std::lock_guard lock(mu_);
+    for (std::thread& t : conns_) t.join();
+    ::close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  bool bindingPosted() const { return bindings_.load() > 0; }
+
+ private:
+  void acceptLoop() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) continue;
+      std::lock_guard lock(mu_);
+      conns_.emplace_back([this, c] { serve(c); });
+    }
+  }
+
+  // Reads more input into `in`; false when the client left or the server stops.
+  bool fill(int c, std::string& in) {
+    while (!stop_) {
+      pollfd p{c, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[8192];
+      ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) return false;
+      in.append(buf, static_cast<size_t>(n));
+      return true;
+    }
+    return false;
+  }
+
+  static void reply(int c, int status, const std::string& body) {
+    std::string r = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\n" +
+                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    ::send(c, r.data(), r.size(), MSG_NOSIGNAL);
+  }
+
+  void serve(int c) {
+    std::string in;
+    for (;;) {
+      size_t end;
+      while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        if (!fill(c, in)) return (void)::close(c);
+      }
+      const std::string head = in.substr(0, end);
+      size_t length = 0;
+      if (size_t at = head.find("Content-Length: "); at != std::string::npos)
+        length = std::stoul(head.substr(at + 16));
+      while (in.size() < end + 4 + length) {
+        if (!fill(c, in)) return (void)::close(c);
+      }
+      in.erase(0, end + 4 + length);
+      const size_t sp = head.find(' ');
+      const std::string target = head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1);
+      const bool pods = target.starts_with("/api/v1/pods");
+      if (head.starts_with("POST") && target.ends_with("/binding")) {
+        ++bindings_;
+        std::this_thread::sleep_for(std::chrono::milliseconds(bindDelayMs_));
+        reply(c, 201, "{}");
+      } else if (target.find("sendInitialEvents=true") != std::string::npos) {
+        reply(c, 422, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":422})");
+      } else if (target.find("watch=1") != std::string::npos) {
+        const std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+        ::send(c, h.data(), h.size(), MSG_NOSIGNAL);
+        while (fill(c, in)) {
+        }
+        return (void)::close(c);
+      } else if (head.starts_with("GET") && (pods || target.starts_with("/api/v1/nodes"))) {
+        const std::string node =
+            R"({"metadata":{"name":"gpu-a","uid":"n-1","resourceVersion":"100"},"status":{"allocatable":)"
+            R"({"cpu":"8","memory":"32Gi","pods":"110"},)"
+            R"("capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}})";
+        const std::string kind = pods ? "PodList" : "NodeList";
+        const std::string meta = R"(","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[)";
+        reply(c, 200, R"({"kind":")" + kind + meta + (pods ? "" : node) + "]}");
+      } else {
+        reply(c, 404, "{}");
+      }
+    }
+  }
+
+  int bindDelayMs_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> bindings_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<std::thread> conns_;
+};
+
+// Issue 26, lifecycle, the case it names: kube-scheduler's /bind, whose Binding fleetsched has
+// already posted to kube-apiserver, got EOF when SIGTERM arrived. The Binding finishes and its
+// answer reaches kube-scheduler before serve exits 0.
+TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
+  FakeApiServer api(1500);
+  const std::string kubeconfig = (std::filesystem::temp_directory_path() /
+                                  ("fleetsched-serve-" + std::to_string(::getpid()) + ".kubeconfig"))
+                                     .string();
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+                               "http://127.0.0.1:"
+                            << api.port()
+                            << "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+                               "current-context: c\nusers:\n- name: u\n  user: {}\n";
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  spawn(p,
+        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
+         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
+         "--ingest-priority=normal", "--shutdown-grace=10"},
+        "bind");
+  waitListening(p, probes);
+  for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u) << p.err();
+  const std::string pod =
+      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
+      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  const std::string filtered =
+      exchange(verbs, "POST", "/filter", R"({"Pod":)" + pod + R"(,"NodeNames":["gpu-a"]})");
+  ASSERT_NE(filtered.find(R"("NodeNames":["gpu-a"])"), std::string::npos) << filtered;
+
+  const int fd = dial(verbs);
+  ASSERT_GE(fd, 0);
+  const std::string args = R"({"PodName":"p","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})";
+  sendAll(fd, "POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(args.size()) +
+                  "\r\n\r\n" + args);
+  for (int i = 0; i < 250 && !api.bindingPosted(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(api.bindingPosted()) << p.err();
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(p.pid, SIGTERM);
+  for (int i = 0; i < 50 && accepts(verbs); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(accepts(verbs)) << "the verbs listener still accepts after SIGTERM";
+  EXPECT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 503", 0), 0u)
+      << "/readyz is not 503 while draining";
+
+  const std::string reply = readToEof(fd);
+  ::close(fd);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "the bind's answer was lost: " << reply;
+  EXPECT_NE(reply.find("\r\nConnection: close\r\n"), std::string::npos) << reply;
+  EXPECT_TRUE(reply.ends_with("\r\n\r\n" R"({"Error":""})")) << reply;
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::fprintf(stderr,
+               "SIGTERM to exit with a bind in flight (kube-apiserver answers 1.5 s after the post): %lld "
+               "ms\n",
+               static_cast<long long>(ms.count()));
+  ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
+  EXPECT_EQ(WEXITSTATUS(p.status), 0);
+  EXPECT_NE(p.err().find("drained in"), std::string::npos) << p.err();
+  std::filesystem::remove(kubeconfig);
 }
 
 // Issue 26: a connection that never sends a byte is closed after --first-byte-timeout, not
