@@ -20,6 +20,9 @@ bound them all.
                 replies as large as fleetsched's for next to no work, i.e. what
                 calling any extender costs kube-scheduler and the machine (not run
                 by default)
+  baseline      another fleetsched binary (--baseline, e.g. an earlier commit's
+                build) run exactly as `fleetsched` is, to compare two builds on
+                the same control plane and host (not run by default)
 
 Every extender gets the same stanza (filterVerb + prioritizeVerb,
 managedResources nvidia.com/gpu, weight 1; nodeCacheCapable true but for
@@ -72,7 +75,7 @@ from cluster import (ControlPlane, Extender, HarnessError, componentPaths, log, 
                      removeWorkdir, waitFor)
 from fleet import A100, H100, NodeShape, nodeObject, pod  # noqa: E402
 
-CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames", "floor")
+CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames", "floor", "baseline")
 DEFAULT_CONFIGS = ("none", "fleetsched", "go-seed")
 PEERS = ("go-seed", "go-nodenames")
 # GPUs per GPU pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
@@ -292,8 +295,9 @@ def machineTicks() -> tuple[int, int]:
 def extenderFor(config: str, args) -> Extender | None:
     if config == "none":
         return None
-    if config == "fleetsched":
-        return Extender("fleetsched", [args.fleetsched, "serve", "--listen", "127.0.0.1:{port}",
+    if config in ("fleetsched", "baseline"):
+        binary = args.fleetsched if config == "fleetsched" else args.baseline
+        return Extender("fleetsched", [binary, "serve", "--listen", "127.0.0.1:{port}",
                                        "--url-prefix", "/scheduler", "--kubeconfig",
                                        "{workdir}/kubeconfig", *args.fleetsched_arg])
     if config == "floor":
@@ -404,7 +408,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             samples, "scheduler_schedule_attempts_total", result="unschedulable"))
         result["error_attempts"] = int(counterSum(
             samples, "scheduler_schedule_attempts_total", result="error"))
-        if config in ("fleetsched", "floor"):
+        if config in ("fleetsched", "floor", "baseline"):
             ext = parseMetrics(fetchText(f"http://127.0.0.1:{plane.extender.port}/metrics"))
             result["extender"] = {verb: latencySummary(
                 ext, "fleetsched_http_request_duration_seconds", verb=verb)
@@ -483,13 +487,14 @@ def table(results: list[dict]) -> str:
     for mine, other, target in (("fleetsched", "none", " (target ≥ 0.90)"),
                                 ("fleetsched", "go-seed", " (target ≥ 5)"),
                                 ("fleetsched", "go-nodenames", ""), ("floor", "none", ""),
-                                ("fleetsched", "floor", "")):
+                                ("fleetsched", "floor", ""), ("baseline", "none", ""),
+                                ("fleetsched", "baseline", "")):
         ratios = roundRatios(results, mine, other)
         if ratios:
             each = ", ".join(f"{x:.2f}" for x in ratios)
             rows.append(f"{mine} ÷ {other}: {statistics.median(ratios):.2f}{target}"
                         + (f" — median of {len(ratios)} rounds: {each}" if len(ratios) > 1 else ""))
-    for mine in ("fleetsched", "floor"):
+    for mine in ("fleetsched", "floor", "baseline"):
         cpuRatios = roundRatios(results, mine, "none", key=podsPerCpuSecond)
         if cpuRatios:
             rows.append(f"pods per CPU-second of all components: {mine} ÷ none = "
@@ -577,6 +582,8 @@ def main() -> int:
     ap.add_argument("--fleetsched-arg", action="append", default=[], metavar="ARG",
                     help="one more argument for fleetsched serve (repeat for several), e.g. "
                          "--fleetsched-arg=--audit-interval=0")
+    ap.add_argument("--baseline", default=os.environ.get("FLEETSCHED_BASELINE_BIN", ""),
+                    help="the fleetsched binary of the baseline config")
     ap.add_argument("--go-seed", default=os.environ.get("FLEETSCHED_GO_SEED", ""))
     ap.add_argument("--go-nodenames", default=os.environ.get("FLEETSCHED_GO_NODENAMES", ""))
     ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
@@ -588,6 +595,8 @@ def main() -> int:
             ap.error(f"unknown config {c}; expected one of {', '.join(CONFIGS)}")
     if {"fleetsched", "floor"} & set(configs) and not os.access(args.fleetsched, os.X_OK):
         ap.error("fleetsched and floor configs need --fleetsched or FLEETSCHED_BIN")
+    if "baseline" in configs and not os.access(args.baseline, os.X_OK):
+        ap.error("the baseline config needs --baseline or FLEETSCHED_BASELINE_BIN")
     if "go-nodenames" in configs and not os.access(args.go_nodenames, os.X_OK):
         ap.error("go-nodenames config needs --go-nodenames or FLEETSCHED_GO_NODENAMES")
     if "go-seed" in configs and not os.access(args.go_seed, os.X_OK):
