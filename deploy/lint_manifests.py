@@ -81,28 +81,31 @@ def probePath(container, probe):
     return (((container.get(probe) or {}).get("httpGet")) or {}).get("path")
 
 
-def listenPort(container):
+def flagValue(container, name):
+    """The value of `--name=VALUE` among the container's args, or None."""
     for arg in container.get("args") or []:
-        m = re.fullmatch(r"--listen=(\S*):(\d+)", str(arg))
+        m = re.fullmatch(rf"--{name}=(\S*)", str(arg))
         if m:
-            return int(m.group(2))
-    return 8888  # fleetsched serve's default
+            return m.group(1)
+    return None
+
+
+def listenAddress(container):
+    m = re.fullmatch(r"(\S*):(\d+)", flagValue(container, "listen") or "")
+    return (m.group(1), int(m.group(2))) if m else ("127.0.0.1", 8888)  # fleetsched serve's default
+
+
+def listenPort(container):
+    return listenAddress(container)[1]
 
 
 def listenHost(container):
-    for arg in container.get("args") or []:
-        m = re.fullmatch(r"--listen=(\S*):(\d+)", str(arg))
-        if m:
-            return m.group(1)
-    return "127.0.0.1"  # fleetsched serve's default
+    return listenAddress(container)[0]
 
 
 def shutdownGrace(container):
-    for arg in container.get("args") or []:
-        m = re.fullmatch(r"--shutdown-grace=(\d+)", str(arg))
-        if m:
-            return int(m.group(1))
-    return 20  # fleetsched serve's default
+    value = flagValue(container, "shutdown-grace")
+    return int(value) if value and value.isdigit() else 20  # fleetsched serve's default
 
 
 def preStopSleep(container):
