@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/loopback.h"
+
 namespace fleetsched::apiclient {
 namespace {
 
@@ -19,15 +21,7 @@ namespace {
 class FirstBytes {
  public:
   FirstBytes() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 1);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = fleetsched::testing::listenOnLoopback(port_, 1);
     thread_ = std::thread([this] {
       int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/loopback.h"
+
 extern char** environ;
 
 namespace {
@@ -52,27 +54,6 @@ bool accepts(uint16_t port) {
   return ok;
 }
 
-// One HTTP/1.1 exchange with Connection: close; the whole reply, or "" when nothing answered.
-std::string exchange(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "") {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
-  ::send(fd, req.data(), req.size(), 0);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
 // A connected client socket on 127.0.0.1:port (-1 when refused), reads time out after 10 s.
 int dial(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -98,6 +79,19 @@ std::string readToEof(int fd) {
   for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
   return out;
 }
+
+// One HTTP/1.1 exchange with Connection: close; the whole reply, or "" when nothing answered.
+std::string exchange(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "") {
+  const int fd = dial(port);
+  if (fd < 0) return "";
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  sendAll(fd, req);
+  std::string out = readToEof(fd);
+  ::close(fd);
+  return out;
+}
+
 
 // The verbs listener's fleetsched_http_received_bytes_total, scraped from the probe listener.
 double verbBytesReceived(uint16_t probes) {
@@ -336,15 +330,7 @@ TEST(ServeProcess, SecondSigtermExitsAtOnce) {
 class FakeApiServer {
  public:
   explicit FakeApiServer(int bindDelayMs) : bindDelayMs_(bindDelayMs) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 16);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = fleetsched::testing::listenOnLoopback(port_);
     acceptor_ = std::thread([this] { acceptLoop(); });
   }
   ~FakeApiServer() {

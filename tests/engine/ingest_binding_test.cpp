@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/ingest.h"
+#include "tests/loopback.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -25,15 +26,7 @@ namespace {
 class RecordingServer {
  public:
   RecordingServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 16);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = fleetsched::testing::listenOnLoopback(port_);
     thread_ = std::thread([this] { run(); });
   }
   ~RecordingServer() {
