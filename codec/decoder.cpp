@@ -994,7 +994,6 @@ bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out
   d.itemsOffset_ = SIZE_MAX;
   out.hasNodes = out.hasNodeNames = false;
   out.nodeNames.clear();
-  out.nodeNamesOffset = SIZE_MAX;
   size_t usedNodes = 0;
   bool sawPod = false;
   sj::object root;
@@ -1008,7 +1007,6 @@ bool decodeArgsInto(Decoder::Impl& d, std::string_view padded, ExtenderArgs& out
     }
     if (foldEquals(k, "NodeNames")) {
       out.nodeNames.clear();
-      out.nodeNamesOffset = static_cast<size_t>(v.raw_json_token().data() - padded.data());
       int n = d.isNull(v);
       if (n < 0) return d.at("NodeNames");
       out.hasNodeNames = n == 0;

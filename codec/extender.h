@@ -25,9 +25,6 @@ struct ExtenderArgs {
   bool hasNodeNames = false;  // "NodeNames" was present and not null
   std::vector<Node> nodes;    // Nodes.items, each with its raw JSON bytes
   std::vector<std::string_view> nodeNames;
-  // Where the value of the (last) NodeNames key starts in the input ('[' or 'n' of null);
-  // SIZE_MAX without one. Lets a caller recognise a list it has seen before by its bytes.
-  size_t nodeNamesOffset = SIZE_MAX;
 
   // NodeNames wins when both are set (kube-scheduler never sends both); with neither, the
   // request came from a cache-capable scheduler with an empty list, so NodeNames.
