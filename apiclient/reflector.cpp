@@ -135,6 +135,8 @@ void Reflector::startListPage() {
   h.onStatus = [this, gen](int status) {
     if (gen != generation_) return;
     status_ = status;
+    // A watch (or streaming list) the server accepted: changes flow again.
+    if (status == 200) stats_.failingSinceMs.store(0, std::memory_order_relaxed);
   };
   h.onData = [this, gen](std::string_view chunk) {
     if (gen != generation_) return;
@@ -178,6 +180,7 @@ void Reflector::startListPage() {
     sink_.endRelist();
     inRelist_ = false;
     stats_.synced.store(true, std::memory_order_release);
+    stats_.failingSinceMs.store(0, std::memory_order_relaxed);
     backoffMs_ = config_.backoffInitialMs;
     startWatch();
   };
@@ -233,6 +236,8 @@ ResponseHandler Reflector::streamHandler(uint64_t gen, std::function<void()> onO
   h.onStatus = [this, gen](int status) {
     if (gen != generation_) return;
     status_ = status;
+    // A watch (or streaming list) the server accepted: changes flow again.
+    if (status == 200) stats_.failingSinceMs.store(0, std::memory_order_relaxed);
   };
   h.onData = [this, gen, onOverflow = std::move(onOverflow)](std::string_view chunk) {
     if (gen != generation_ || status_ != 200) return;  // an error Status body is not events
@@ -294,6 +299,9 @@ void Reflector::fail(const std::string& why, int status) {
   lastError_ = why;
   std::fprintf(stderr, "fleetsched: %s: %s; retrying\n", config_.resource.c_str(), why.c_str());
   stats_.failures.fetch_add(1, std::memory_order_relaxed);
+  uint64_t healthy = 0;
+  stats_.failingSinceMs.compare_exchange_strong(healthy, std::max<uint64_t>(scheduler_.nowMs(), 1),
+                                                std::memory_order_relaxed);
   if (status == kHttpUnauthorized && onUnauthorized_) onUnauthorized_();
   bool resume = phase_ == Phase::Watching && !resourceVersion_.empty();
   phase_ = Phase::Waiting;

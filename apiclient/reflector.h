@@ -78,6 +78,9 @@ struct ReflectorStats {
   std::atomic<uint64_t> events[4]{};     // added, modified, deleted, bookmark
   std::atomic<uint64_t> lastEventMs{0};  // scheduler clock of the last applied event
   std::atomic<bool> synced{false};       // an initial list has completed
+  // Scheduler clock of the first failed exchange since the reflector last had a list complete
+  // or a watch answer 200; 0 while it has. How long the cache may have been missing changes.
+  std::atomic<uint64_t> failingSinceMs{0};
 };
 
 class Reflector {

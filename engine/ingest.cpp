@@ -257,6 +257,11 @@ std::string statusMessage(const std::string& body) {
 
 }  // namespace
 
+bool watchFresh(const apiclient::ReflectorStats& stats, uint64_t nowMs, uint64_t staleAfterMs) {
+  const uint64_t since = stats.failingSinceMs.load(std::memory_order_relaxed);
+  return staleAfterMs == 0 || since == 0 || nowMs < since + staleAfterMs;
+}
+
 bool parseIngestPriority(std::string_view text, IngestPriority& out) {
   if (text == "idle") {
     out = IngestPriority::Idle;
@@ -429,6 +434,15 @@ struct Ingestor::Loop : UvLoop {
                    static_cast<unsigned long long>(owner.cache_.stats().boundPods));
     }
     owner.synced_.store(synced, std::memory_order_release);
+    const uint64_t now = scheduler.nowMs();
+    const bool fresh = watchFresh(nodes.stats(), now, owner.options_.staleAfterMs) &&
+                       watchFresh(pods.stats(), now, owner.options_.staleAfterMs);
+    if (fresh != owner.fresh_.load(std::memory_order_relaxed)) {
+      std::fprintf(stderr, "fleetsched: %s\n",
+                   fresh ? "watches recovered; ready again"
+                         : "a watch has been failing for --stale-after: not ready until it recovers");
+    }
+    owner.fresh_.store(fresh, std::memory_order_release);
     sinceTokenReload += kStatsIntervalMs;
     if (sinceTokenReload >= kTokenReloadMs) {
       sinceTokenReload = 0;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "apiclient/reflector.h"
 #include "cache/cache.h"
 #include "engine/audit.h"
 #include "engine/metrics.h"
@@ -59,7 +60,13 @@ struct IngestOptions {
   bool streamingList = true;
   IngestPriority priority = IngestPriority::Idle;
   std::vector<int> cpus;  // the ingestion thread's affinity; empty: inherit the process's
+  uint64_t staleAfterMs = 60000;  // fresh() turns false once a watch has failed this long (0: never)
 };
+
+// Whether a reflector's cache is current enough to decide with: it has not been failing (no list
+// completed, no watch accepted since its first failed exchange) for staleAfterMs or longer at
+// `nowMs` (its scheduler's clock). staleAfterMs 0: always.
+bool watchFresh(const apiclient::ReflectorStats& stats, uint64_t nowMs, uint64_t staleAfterMs);
 
 struct BindingRequest {
   std::string podNamespace;
@@ -84,6 +91,8 @@ class Ingestor {
 
   // Both kinds have completed an initial list.
   bool synced() const { return synced_.load(std::memory_order_acquire); }
+  // Neither watch has been failing for IngestOptions::staleAfterMs (checked once a second).
+  bool fresh() const { return fresh_.load(std::memory_order_acquire); }
   const std::string& server() const { return server_; }
   // Watch events (added, modified, deleted) applied so far, both kinds; any thread, between
   // start() and stop().
@@ -117,6 +126,7 @@ class Ingestor {
   IngestOptions options_;
   std::string server_;
   std::atomic<bool> synced_{false};
+  std::atomic<bool> fresh_{true};
 
   std::unique_ptr<Loop> loop_;  // lives on the ingestion thread
   std::thread thread_;

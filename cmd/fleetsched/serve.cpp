@@ -239,6 +239,10 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                   "included) before cutting them; meanwhile no new connection is accepted and /readyz answers "
                   "503. A second signal exits at once (0: no wait)")
       ->capture_default_str();
+  cmd->add_option("--stale-after", o.staleAfterSec,
+                  "Seconds a watch of nodes or pods may keep failing before /readyz answers 503: the cache is "
+                  "missing changes (0: never)")
+      ->capture_default_str();
   cmd->add_option("--ingest-priority", o.ingestPriority,
                   "CPU priority of the API-server ingestion thread: idle (SCHED_IDLE; requests preempt it, but it "
                   "starves when other work fills every core), low (SCHED_BATCH, nice 19), normal (shares cores "
@@ -338,6 +342,7 @@ int runServe(const ServeOptions& o) {
     io.kubeconfig = o.kubeconfig;
     io.context = o.context;
     io.inCluster = o.inCluster;
+    io.staleAfterMs = uint64_t{o.staleAfterSec} * 1000;
     if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
       std::fprintf(stderr, "fleetsched: --ingest-priority %s: want idle, low or normal\n", o.ingestPriority.c_str());
       return 1;
@@ -354,9 +359,11 @@ int runServe(const ServeOptions& o) {
     if (o.bind) service.enableBinding(ingestor.get());
     source = "the API server " + ingestor->server();
   }
-  // Ready once the first full sync of nodes and pods is cached (at once without an API server);
-  // not ready once SIGTERM started the drain (the probe listener still answers until the end).
-  service.setReadyCheck([ing = ingestor.get(), &state] { return !state.stopping && (!ing || ing->synced()); });
+  // Ready once the first full sync of nodes and pods is cached (at once without an API server)
+  // and while no watch has been failing longer than --stale-after; not ready once SIGTERM
+  // started the drain (the probe listener still answers until the end).
+  service.setReadyCheck(
+      [ing = ingestor.get(), &state] { return !state.stopping && (!ing || (ing->synced() && ing->fresh())); });
 
   // /debug/audit: with an API server, the last comparison with a fresh pod list (taken every
   // --audit-interval); otherwise, and until the first comparison, the cache checked alone.

@@ -31,6 +31,7 @@ struct ServeOptions {
   uint32_t auditIntervalSec = 300;
   // SIGTERM/SIGINT: seconds to let requests in flight finish before the rest is cut (0: none).
   uint32_t shutdownGraceSec = 20;
+  uint32_t staleAfterSec = 60;  // /readyz fails once a watch has been failing this long (0: never)
   std::string ingestPriority = "idle";  // idle | low | normal
   std::string ingestCpus;               // kernel CPU list; empty: inherit
 };

@@ -58,7 +58,8 @@ class FakeTransport : public Transport {
 class FakeScheduler : public Scheduler {
  public:
   void after(uint32_t delayMs, std::function<void()> fn) override { pending.push_back({delayMs, std::move(fn)}); }
-  uint64_t nowMs() const override { return 1000; }
+  uint64_t nowMs() const override { return now; }
+  uint64_t now = 1000;
   // Runs what is due (everything, in order); returns the delays seen.
   std::vector<uint32_t> runAll() {
     std::vector<uint32_t> delays;
@@ -278,6 +279,34 @@ TEST(Reflector, FailuresBackOffWithGrowingDelaysAndResumeTheWatch) {
   EXPECT_GE(second, 2 * f.cfg.backoffInitialMs);
   EXPECT_EQ(f.reflector->stats().failures.load(), 2u);
   EXPECT_EQ(f.sink.relists, 1);
+}
+
+// failingSinceMs: the time of the first failure in a row, kept through further failures, cleared
+// when a watch is accepted again (or a list completes).
+TEST(Reflector, FailingSinceMarksTheFirstFailureUntilAWatchIsAcceptedAgain) {
+  Fixture f;
+  f.reflector->start();
+  f.transport.reply(200, {page({{"a", "5"}}, "10")});
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 0u);
+  f.scheduler.now = 5000;
+  f.transport.reply(200, {event("MODIFIED", "a", "15")}, true, "Connection reset by peer");
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 5000u);
+  f.scheduler.now = 9000;
+  f.scheduler.runAll();
+  f.transport.reply(503, {"unavailable"});
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 5000u);  // still the first
+  f.scheduler.runAll();
+  f.transport.reply(200, {event("MODIFIED", "a", "16")}, false);  // the watch is back, held open
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 0u);
+  // A failed relist is a failure too; the completed list clears it.
+  f.scheduler.now = 20000;
+  f.transport.reply(200, {kExpired}, false);
+  f.scheduler.runAll();
+  f.transport.reply(500, {"oops"});
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 20000u);
+  f.scheduler.runAll();
+  f.transport.reply(200, {page({{"a", "17"}}, "30")});
+  EXPECT_EQ(f.reflector->stats().failingSinceMs.load(), 0u);
 }
 
 TEST(Reflector, UnauthorizedReloadsTokenBeforeRetrying) {

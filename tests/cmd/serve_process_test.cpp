@@ -430,19 +430,26 @@ class FakeApiServer {
   std::vector<std::thread> conns_;
 };
 
+// A kubeconfig for a plain-http API server on 127.0.0.1:port, in a temporary file.
+std::string writeKubeconfig(uint16_t port) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fleetsched-serve-" + std::to_string(::getpid()) + "-" + std::to_string(port) +
+                             ".kubeconfig"))
+                               .string();
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+                         "http://127.0.0.1:"
+                      << port
+                      << "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
+                         "current-context: c\nusers:\n- name: u\n  user: {}\n";
+  return path;
+}
+
 // Issue 26, lifecycle, the case it names: kube-scheduler's /bind, whose Binding fleetsched has
 // already posted to kube-apiserver, got EOF when SIGTERM arrived. The Binding finishes and its
 // answer reaches kube-scheduler before serve exits 0.
 TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
   FakeApiServer api(1500);
-  const std::string kubeconfig = (std::filesystem::temp_directory_path() /
-                                  ("fleetsched-serve-" + std::to_string(::getpid()) + ".kubeconfig"))
-                                     .string();
-  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-                               "http://127.0.0.1:"
-                            << api.port()
-                            << "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n"
-                               "current-context: c\nusers:\n- name: u\n  user: {}\n";
+  const std::string kubeconfig = writeKubeconfig(api.port());
   const auto [verbs, probes] = twoPorts();
   Proc p;
   spawn(p,
@@ -491,6 +498,40 @@ TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
   ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
   EXPECT_EQ(WEXITSTATUS(p.status), 0);
   EXPECT_NE(p.err().find("drained in"), std::string::npos) << p.err();
+  std::filesystem::remove(kubeconfig);
+}
+
+// Issue 26: /readyz turns 503 once the watches have failed for --stale-after (the API server
+// went away): the cache is missing changes, so traffic should go to a replica that is not.
+TEST(ServeProcess, ReadyzFailsOnceTheWatchesHaveFailedForStaleAfter) {
+  auto api = std::make_unique<FakeApiServer>(0);
+  const std::string kubeconfig = writeKubeconfig(api->port());
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  spawn(p,
+        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
+         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig,
+         "--ingest-priority=normal", "--stale-after=1"},
+        "stale");
+  waitListening(p, probes);
+  auto readyz = [&] { return exchange(probes, "GET", "/readyz").substr(0, 12); };
+  for (int i = 0; i < 250 && readyz() != "HTTP/1.1 200"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(readyz(), "HTTP/1.1 200") << p.err();
+  // Healthy watches held open longer than --stale-after keep it ready.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(readyz(), "HTTP/1.1 200") << p.err();
+
+  api.reset();  // the watches end, and every reconnect is refused
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 300 && readyz() != "HTTP/1.1 503"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  EXPECT_EQ(readyz(), "HTTP/1.1 503") << p.err();
+  EXPECT_GE(ms.count(), 900) << "not ready before --stale-after passed";
+  EXPECT_NE(p.err().find("not ready until it recovers"), std::string::npos) << p.err();
+  // The verbs still answer from the cache.
+  EXPECT_EQ(exchange(verbs, "GET", "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  ::kill(p.pid, SIGTERM);
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
   std::filesystem::remove(kubeconfig);
 }
 

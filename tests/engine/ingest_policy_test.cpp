@@ -195,5 +195,17 @@ TEST_F(IngestorPolicy, ARefusedPolicyFailsStartAndStopsCleanly) {
   ingestor.stop();  // a second stop is harmless
 }
 
+// /readyz turns 503 once a watch has been failing for --stale-after, and back once it recovers.
+TEST(WatchFresh, StaleOnlyAfterFailingForTheWholeLimit) {
+  apiclient::ReflectorStats stats;
+  EXPECT_TRUE(watchFresh(stats, 1000000, 60000));  // healthy
+  stats.failingSinceMs = 1000;
+  EXPECT_TRUE(watchFresh(stats, 60999, 60000));
+  EXPECT_FALSE(watchFresh(stats, 61000, 60000));
+  EXPECT_TRUE(watchFresh(stats, 61000, 0));  // 0: never stale
+  stats.failingSinceMs = 0;
+  EXPECT_TRUE(watchFresh(stats, 61000, 60000));
+}
+
 }  // namespace
 }  // namespace fleetsched::engine
