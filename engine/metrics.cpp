@@ -155,6 +155,7 @@ Histogram& Metrics::histogram(std::string_view name, std::string_view help, cons
 }
 
 void Metrics::render(std::string& out) const {
+  if (beforeRender_) beforeRender_();
   static const char* const kTypeNames[] = {"counter", "gauge", "histogram"};
   // Bucket bounds are formatted once; every histogram shares them.
   static const std::vector<std::string> kLe = [] {

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,8 +87,10 @@ class Metrics {
   Gauge& gauge(std::string_view name, std::string_view help, const Labels& labels = {});
   Histogram& histogram(std::string_view name, std::string_view help, const Labels& labels = {});
 
-  // Appends the Prometheus text exposition (format 0.0.4) of every metric to out.
+  // Appends the Prometheus text exposition (format 0.0.4) of every metric to out, after running
+  // the setBeforeRender callback (gauges read at scrape time, such as the process's memory).
   void render(std::string& out) const;
+  void setBeforeRender(std::function<void()> fn) { beforeRender_ = std::move(fn); }
   // Appends one human line per histogram series that has observations (for `--profile`):
   //   fleetsched_http_request_duration_seconds{verb="filter"} n=1200 mean=41.2us p50<=40us p99<=90us
   void renderSummary(std::string& out) const;
@@ -102,6 +105,7 @@ class Metrics {
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Family>> families_;
+  std::function<void()> beforeRender_;
 };
 
 }  // namespace fleetsched::engine

@@ -37,14 +37,6 @@ class Formatter : public CLI::Formatter {
   }
 };
 
-struct BuildInfo {
-  std::string version = FLEETSCHED_VERSION;
-  std::string gitCommit = "unknown";
-  std::string gitCommitDate = "unknown";
-  std::string buildDate;
-  std::string compiler = FLEETSCHED_COMPILER;
-};
-
 // __DATE__ ("Dec  5 2026") and __TIME__ as RFC 3339 (GCC takes both from SOURCE_DATE_EPOCH when
 // it is set, for reproducible builds). This file is rebuilt whenever the commit changes.
 std::string buildDate() {
@@ -58,8 +50,12 @@ std::string buildDate() {
   return out;
 }
 
+}  // namespace
+
 BuildInfo buildInfo() {
   BuildInfo b;
+  b.version = FLEETSCHED_VERSION;
+  b.compiler = FLEETSCHED_COMPILER;
   const std::string git = FLEETSCHED_GIT_INFO;
   const size_t space = git.find(' ');
   if (space != std::string::npos) {
@@ -69,6 +65,8 @@ BuildInfo buildInfo() {
   b.buildDate = buildDate();
   return b;
 }
+
+namespace {
 
 struct Library {
   const char* name;

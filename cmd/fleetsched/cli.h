@@ -3,6 +3,8 @@
 // failure maps to one of three exit codes.
 #pragma once
 
+#include <string>
+
 namespace CLI {
 class App;
 }
@@ -13,6 +15,16 @@ namespace fleetsched::cmd {
 inline constexpr int kExitOk = 0;       // success, help and version included
 inline constexpr int kExitFailure = 1;  // the command ran and failed (files, network, a bad config)
 inline constexpr int kExitUsage = 2;    // bad command line: unknown command or flag, bad flag value
+
+// What `fleetsched version` reports (and /metrics' fleetsched_build_info).
+struct BuildInfo {
+  std::string version;
+  std::string gitCommit = "unknown";
+  std::string gitCommitDate = "unknown";
+  std::string buildDate;
+  std::string compiler;
+};
+BuildInfo buildInfo();
 
 // Sets up the root app before any subcommand is added: its name, help formatter, flag defaults
 // shown in help, --version and the exit-code footer. Subcommands inherit the formatter and the

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cache/cache.h"
+#include "cmd/fleetsched/cli.h"
 #include "cache/demo_fleet.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
@@ -17,6 +18,7 @@
 #include "engine/extender_service.h"
 #include "engine/ingest.h"
 #include "engine/metrics.h"
+#include "engine/process_metrics.h"
 #include "engine/server.h"
 #include "plugins/config.h"
 
@@ -328,6 +330,15 @@ int runServe(const ServeOptions& o) {
 
   uv_loop_t* loop = uv_default_loop();
   engine::Metrics metrics;
+  {
+    const cmd::BuildInfo b = cmd::buildInfo();
+    metrics
+        .gauge("build_info", "1, labelled with the build's version, commit and compiler",
+               {{"version", b.version}, {"commit", b.gitCommit}, {"compiler", b.compiler}})
+        .set(1);
+  }
+  engine::ProcessMetrics processMetrics(metrics);
+  metrics.setBeforeRender([&processMetrics] { processMetrics.update(); });
   engine::ServiceOptions serviceOptions;
   serviceOptions.traceEvery = o.traceEvery;
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);

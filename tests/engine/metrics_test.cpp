@@ -1,12 +1,17 @@
 #include "engine/metrics.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "engine/process_metrics.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -157,6 +162,31 @@ TEST(MetricsDeath, TypeMismatchAborts) {
   Metrics m;
   m.counter("thing", "a counter");
   EXPECT_DEATH(m.gauge("thing", "now a gauge"), "two types");
+}
+
+// The process gauges follow what the kernel reports, read again at every render.
+TEST(ProcessMetrics, FollowTheProcessAtEveryRender) {
+  Metrics m;
+  ProcessMetrics process(m);
+  m.setBeforeRender([&process] { process.update(); });
+  Gauge& fds = m.gauge("process_open_fds", "");
+  std::string out;
+  m.render(out);
+  const double before = fds.value();
+  EXPECT_GE(before, 3);  // stdin, stdout, stderr at least
+  int opened[3];
+  for (int& fd : opened) fd = ::open("/dev/null", O_RDONLY);
+  out.clear();
+  m.render(out);
+  EXPECT_EQ(fds.value(), before + 3);
+  for (int fd : opened) ::close(fd);
+  EXPECT_GT(m.gauge("process_resident_memory_bytes", "").value(), 1 << 20);
+  EXPECT_GE(m.gauge("process_cpu_seconds", "").value(), 0);
+  const double start = m.gauge("process_start_time_seconds", "").value();
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_GT(start, now - 3600);
+  EXPECT_LE(start, now + 1);
+  EXPECT_NE(out.find("fleetsched_process_open_fds "), std::string::npos) << out;
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+// The process's own resource use on /metrics, as Prometheus' client libraries export it (here
+// with the fleetsched_ prefix every series carries): resident memory, CPU seconds, open file
+// descriptors and start time, read from /proc/self when /metrics is rendered.
+#pragma once
+
+#include "engine/metrics.h"
+
+namespace fleetsched::engine {
+
+class ProcessMetrics {
+ public:
+  explicit ProcessMetrics(Metrics& metrics);
+  // Reads /proc/self into the gauges; a file that cannot be read leaves its gauge as it was.
+  void update();
+
+ private:
+  Gauge& residentBytes_;
+  Gauge& cpuSeconds_;
+  Gauge& openFds_;
+  Gauge& startTime_;
+};
+
+}  // namespace fleetsched::engine
