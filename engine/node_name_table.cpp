@@ -105,17 +105,7 @@ void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<u
     }
     if (i >= 2 * kStep) {
       const size_t j = i - 2 * kStep;
-      const uint32_t h = hashes[j % kRing];
-      uint32_t id = cache::kNoNode;
-      for (uint32_t k = h & mask_;; k = (k + 1) & mask_) {
-        const Slot& s = slots_[k];
-        if (s.id == cache::kNoNode) break;
-        if (s.hash == h && sameBytes(name(s.id), names[j])) {
-          id = s.id;
-          break;
-        }
-      }
-      ids[j] = id;
+      ids[j] = probe(names[j], hashes[j % kRing]);
     }
   }
 }

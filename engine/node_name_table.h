@@ -59,14 +59,7 @@ class NodeNameTable {
   std::string_view name(uint32_t id) const {
     return {names_.data() + nameOffset_[id], nameOffset_[id + 1] - nameOffset_[id]};
   }
-  uint32_t find(std::string_view name) const {
-    const auto h = static_cast<uint32_t>(hash(name));
-    for (uint32_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.id == cache::kNoNode) return cache::kNoNode;
-      if (s.hash == h && sameBytes(this->name(s.id), name)) return s.id;
-    }
-  }
+  uint32_t find(std::string_view name) const { return probe(name, static_cast<uint32_t>(hash(name))); }
   // find() for each of `names` into `ids` (same size), a few names in flight at once so that
   // their probes' cache misses overlap.
   void findAll(std::span<const std::string_view> names, std::span<uint32_t> ids) const;
@@ -110,6 +103,15 @@ class NodeNameTable {
       if (load8(a.data() + i) != load8(b.data() + i)) return false;
     }
     return load8(a.data() + n - 8) == load8(b.data() + n - 8);
+  }
+
+  // The id of `name`, whose hash() truncated is `h`, or kNoNode.
+  uint32_t probe(std::string_view name, uint32_t h) const {
+    for (uint32_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.id == cache::kNoNode) return cache::kNoNode;
+      if (s.hash == h && sameBytes(this->name(s.id), name)) return s.id;
+    }
   }
 
   struct Slot {

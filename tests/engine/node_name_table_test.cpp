@@ -156,6 +156,11 @@ TEST_F(NodeNameTableTest, FindAgreesWithTheCache) {
     EXPECT_EQ(table_.find(name), n == nullptr ? cache::kNoNode : n->id) << name;
   }
   EXPECT_EQ(table_.find("a-b"), cache::kNoNode);
+  // findAll, which serves requests, answers name for name what find() does.
+  std::vector<std::string_view> views(probes.begin(), probes.end());
+  std::vector<uint32_t> ids(views.size());
+  table_.findAll(views, ids);
+  for (size_t k = 0; k < views.size(); ++k) EXPECT_EQ(ids[k], table_.find(views[k])) << views[k];
 }
 
 TEST_F(NodeNameTableTest, EmptyCache) {
