@@ -10,7 +10,6 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <cstdlib>
@@ -117,13 +116,10 @@ Fixture& fixture() {
     po.seed = fo.seed;
     fleet::PodGenerator pods(po);
     std::vector<std::string> names;
-    std::vector<uint32_t> zoneOf;
-    std::vector<std::string_view> zones;
+    std::vector<std::string_view> zoneOf;
     for (const auto& s : gen.summaries()) {
       names.push_back(s.name);
-      auto it = std::find(zones.begin(), zones.end(), std::string_view(s.zone));
-      zoneOf.push_back(static_cast<uint32_t>(it - zones.begin()));
-      if (it == zones.end()) zones.push_back(s.zone);
+      zoneOf.push_back(s.zone);
     }
     const std::vector<uint32_t> snapshotOrder = bench::loadgen::kubeZoneRoundRobin(zoneOf);
     std::mt19937_64 rng(fo.seed);

@@ -63,14 +63,14 @@ std::vector<uint32_t> kubeFilterOrder(size_t nodes, size_t start, size_t count, 
   return out;
 }
 
-std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<uint32_t>& zoneOfNode) {
-  std::vector<uint32_t> zoneIds;  // first-seen order
+std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<std::string_view>& zoneOfNode) {
+  std::vector<std::string_view> zones;  // first-seen order
   std::vector<std::vector<uint32_t>> byZone;
   for (uint32_t i = 0; i < zoneOfNode.size(); ++i) {
-    auto it = std::find(zoneIds.begin(), zoneIds.end(), zoneOfNode[i]);
-    const size_t z = static_cast<size_t>(it - zoneIds.begin());
-    if (it == zoneIds.end()) {
-      zoneIds.push_back(zoneOfNode[i]);
+    auto it = std::find(zones.begin(), zones.end(), zoneOfNode[i]);
+    const size_t z = static_cast<size_t>(it - zones.begin());
+    if (it == zones.end()) {
+      zones.push_back(zoneOfNode[i]);
       byZone.emplace_back();
     }
     byZone[z].push_back(i);

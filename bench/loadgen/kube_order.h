@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string_view>
 #include <vector>
 
 namespace fleetsched::bench::loadgen {
@@ -45,6 +46,6 @@ std::vector<uint32_t> kubeFilterOrder(size_t nodes, size_t start, size_t count, 
 
 // The snapshot's node list: indexes of nodes grouped by zone (zones in first-seen order, nodes in
 // input order within a zone), taken round robin as nodeTree.list() does.
-std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<uint32_t>& zoneOfNode);
+std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<std::string_view>& zoneOfNode);
 
 }  // namespace fleetsched::bench::loadgen

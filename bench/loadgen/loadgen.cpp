@@ -154,14 +154,8 @@ bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
     if (o.order == NodeOrder::kRepeated) {
       tails.push_back(tailOf(items));
     } else {
-      std::vector<uint32_t> zoneOf(n);
-      std::vector<std::string_view> zones;
-      for (size_t i = 0; i < n; ++i) {
-        std::string_view z = fleetGen.summaries()[i].zone;
-        auto it = std::find(zones.begin(), zones.end(), z);
-        zoneOf[i] = static_cast<uint32_t>(it - zones.begin());
-        if (it == zones.end()) zones.push_back(z);
-      }
+      std::vector<std::string_view> zoneOf;
+      for (size_t i = 0; i < n; ++i) zoneOf.push_back(fleetGen.summaries()[i].zone);
       const std::vector<uint32_t> snapshotOrder = kubeZoneRoundRobin(zoneOf);
       const size_t toFind = kubeNodesToFind(n, o.percentageOfNodesToScore);
       // A different order per pod; full mode keeps 8 (each list is megabytes of Node objects,

@@ -64,7 +64,7 @@ TEST(KubeOrder, EachCycleDiffersAndStartsWhereTheLastStopped) {
 }
 
 TEST(KubeOrder, ZonesAreTakenRoundRobin) {
-  EXPECT_EQ(kubeZoneRoundRobin({0, 0, 1, 2, 1, 0}), (std::vector<uint32_t>{0, 2, 3, 1, 4, 5}));
+  EXPECT_EQ(kubeZoneRoundRobin({"a", "a", "b", "c", "b", "a"}), (std::vector<uint32_t>{0, 2, 3, 1, 4, 5}));
   EXPECT_EQ(kubeZoneRoundRobin({}), std::vector<uint32_t>{});
 }
 
