@@ -135,8 +135,6 @@ void Reflector::startListPage() {
   h.onStatus = [this, gen](int status) {
     if (gen != generation_) return;
     status_ = status;
-    // A watch (or streaming list) the server accepted: changes flow again.
-    if (status == 200) stats_.failingSinceMs.store(0, std::memory_order_relaxed);
   };
   h.onData = [this, gen](std::string_view chunk) {
     if (gen != generation_) return;

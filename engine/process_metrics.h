@@ -1,6 +1,6 @@
 // The process's own resource use on /metrics, as Prometheus' client libraries export it (here
 // with the fleetsched_ prefix every series carries): resident memory, CPU seconds, open file
-// descriptors and start time, read from /proc/self when /metrics is rendered.
+// descriptors read from /proc/self when /metrics is rendered, the start time once.
 #pragma once
 
 #include "engine/metrics.h"
