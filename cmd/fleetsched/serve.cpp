@@ -10,9 +10,9 @@
 #include <unordered_map>
 
 #include "cache/cache.h"
-#include "cmd/fleetsched/cli.h"
 #include "cache/demo_fleet.h"
 #include "cache/file_source.h"
+#include "cmd/fleetsched/cli.h"
 #include "codec/decoder.h"
 #include "engine/audit.h"
 #include "engine/extender_service.h"
