@@ -11,7 +11,6 @@
 #include "apiclient/k8s_names.h"
 #include "codec/encoder.h"
 #include "codec/json_writer.h"
-#include "engine/ingest.h"
 #include "plugins/annotations.h"
 #include "plugins/interpretation.h"
 
@@ -560,7 +559,7 @@ void ExtenderService::withWriter(ExtenderRequest& req, const cache::Snapshot& sn
   if (writerQueue_.empty()) {
     // Without an ingestion thread only the reactor itself writes: the lock is free.
     std::optional<cache::Cache::Writer> w =
-        ingestor_ != nullptr ? cache_.tryWrite() : std::optional<cache::Cache::Writer>(cache_.write());
+        binder_ != nullptr ? cache_.tryWrite() : std::optional<cache::Cache::Writer>(cache_.write());
     if (w) {
       runWithWriter(req, snap, *w);
       return;
@@ -597,7 +596,7 @@ void ExtenderService::retryWriterLater() {
   // The ingestion thread runs the hop between two of its own writes, so the lock is free when
   // it starts; when the thread is starved (idle priority under load), the reactor keeps serving
   // filter and prioritize meanwhile instead of stalling every connection on the mutex.
-  ingestor_->afterIngestTurn([this] {
+  binder_->afterIngestTurn([this] {
     retryPending_ = false;
     drainWriterQueue();
   });
@@ -681,7 +680,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
 }
 
 void ExtenderService::remember(const codec::Pod& pod) {
-  if (ingestor_ == nullptr || pod.uid.empty()) return;
+  if (binder_ == nullptr || pod.uid.empty()) return;
   std::string uid(pod.uid);
   auto it = remembered_.find(uid);
   if (it != remembered_.end()) {
@@ -715,8 +714,8 @@ bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
   // deciding on it handed two pods the same GPU indexes. Decide on the current version, which
   // holds every earlier reservation (each is published before the next bind runs).
   cache::Snapshot current = reader_.acquire();
-  std::string error = ingestor_ == nullptr ? std::string(kNoBinder) : startBind(req, current, w);
-  if (error.empty() && ingestor_ != nullptr) return false;  // answered when kube-apiserver has
+  std::string error = binder_ == nullptr ? std::string(kNoBinder) : startBind(req, current, w);
+  if (error.empty() && binder_ != nullptr) return false;  // answered when kube-apiserver has
   codec::encodeBindingResult(error, req.response);
   return true;
 }
@@ -769,7 +768,7 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   }
   req.deferred = true;
   std::string uid(a.podUid);
-  ingestor_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {
+  binder_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {
     if (!error.empty() && reserved != cache::ReserveResult::AlreadyBound) unreserveLater(uid);
     codec::encodeBindingResult(error, req.response);
     req.complete(&req);

@@ -41,6 +41,7 @@
 #include "cache/node_builder.h"
 #include "codec/decoder.h"
 #include "codec/extender.h"
+#include "engine/binder.h"
 #include "engine/handler.h"
 #include "engine/metrics.h"
 #include "engine/node_name_table.h"
@@ -49,8 +50,6 @@
 #include "plugins/profile.h"
 
 namespace fleetsched::engine {
-
-class Ingestor;
 
 struct ServiceOptions {
   // Print one line per N requests with per-phase timings (0: off).
@@ -68,8 +67,8 @@ class ExtenderService : public BatchHandler {
 
   // /readyz follows `check` (e.g. the watch's initial sync); ready by default.
   void setReadyCheck(std::function<bool()> check) { readyCheck_ = std::move(check); }
-  // Serves bind through `ingestor`, which must outlive every bind in flight.
-  void enableBinding(Ingestor* ingestor) { ingestor_ = ingestor; }
+  // Serves bind through `binder` (the Ingestor), which must outlive every bind in flight.
+  void enableBinding(Binder* binder) { binder_ = binder; }
 
  private:
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
@@ -77,7 +76,7 @@ class ExtenderService : public BatchHandler {
   // Bind and preempt need the cache's writer lock (reserve, unreserve; pods' charges). The
   // reactor never waits for it: when the ingestion thread holds it, or earlier work already
   // waits, the request is deferred into writerQueue_ and runs, in order, once the ingestion
-  // thread hands the turn back between two of its writes (Ingestor::afterIngestTurn).
+  // thread hands the turn back between two of its writes (Binder::afterIngestTurn).
   void withWriter(ExtenderRequest& req, const cache::Snapshot& snap);
   // Runs bind or preempt; false when the answer comes later (the Binding is in flight).
   bool runWithWriter(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
@@ -123,7 +122,7 @@ class ExtenderService : public BatchHandler {
   cache::Reader reader_;
   const plugins::Config& config_;
   ServiceOptions options_;
-  Ingestor* ingestor_ = nullptr;
+  Binder* binder_ = nullptr;
   std::function<bool()> readyCheck_;
   // Pods seen by filter/prioritize while binding is on, by UID, oldest evicted first.
   std::unordered_map<std::string, std::unique_ptr<OwnedPod>> remembered_;

@@ -30,6 +30,7 @@
 #include "apiclient/reflector.h"
 #include "cache/cache.h"
 #include "engine/audit.h"
+#include "engine/binder.h"
 #include "engine/metrics.h"
 
 namespace fleetsched::engine {
@@ -68,18 +69,10 @@ struct IngestOptions {
 // `nowMs` (its scheduler's clock). staleAfterMs 0: always.
 bool watchFresh(const apiclient::ReflectorStats& stats, uint64_t nowMs, uint64_t staleAfterMs);
 
-struct BindingRequest {
-  std::string podNamespace;
-  std::string podName;
-  std::string podUid;
-  std::string node;
-  std::vector<std::pair<std::string, std::string>> annotations;  // merged into the pod
-};
-
-class Ingestor {
+class Ingestor : public Binder {
  public:
   Ingestor(cache::Cache& cache, Metrics& metrics, IngestOptions options);
-  ~Ingestor();
+  ~Ingestor() override;
   Ingestor(const Ingestor&) = delete;
   Ingestor& operator=(const Ingestor&) = delete;
 
@@ -98,14 +91,13 @@ class Ingestor {
   // start() and stop().
   uint64_t eventsApplied() const;
 
-  // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
-  // pod) from the ingestion thread. `done(error)` runs on the reactor loop; error is empty on
-  // success, including when the pod is already bound to this node.
-  void postBinding(BindingRequest req, std::function<void(std::string error)> done);
+  // Binder: POSTs the Binding from the ingestion thread; `done(error)` runs on the reactor loop
+  // (binder.h).
+  void postBinding(BindingRequest req, std::function<void(std::string error)> done) override;
 
-  // Runs `fn` on the reactor loop after the ingestion thread has finished what it is doing now
-  // (its writes included): how the reactor waits for the cache writer lock without blocking.
-  void afterIngestTurn(std::function<void()> fn);
+  // Binder: runs `fn` on the reactor loop after the ingestion thread has finished what it is
+  // doing now (its writes included).
+  void afterIngestTurn(std::function<void()> fn) override;
 
   // Audits the cache against a pod list at the pod watch's resourceVersion, read and compared
   // on the ingestion thread; `done(result, error)` runs on the reactor loop.

@@ -1,0 +1,37 @@
+// Binder: how the extender service reaches kube-apiserver and the cache writer's turn without
+// knowing who provides them. engine::Ingestor implements it (its thread owns the API client and
+// is the cache's other writer); tests may provide their own.
+//
+// Threads: both calls are made on the reactor thread, and both callbacks run there.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fleetsched::engine {
+
+struct BindingRequest {
+  std::string podNamespace;
+  std::string podName;
+  std::string podUid;
+  std::string node;
+  std::vector<std::pair<std::string, std::string>> annotations;  // merged into the pod
+};
+
+class Binder {
+ public:
+  virtual ~Binder() = default;
+
+  // POSTs the Binding (with the pod UID as precondition and the annotations merged into the
+  // pod). `done(error)` runs on the reactor loop; error is empty on success, including when the
+  // pod is already bound to this node.
+  virtual void postBinding(BindingRequest req, std::function<void(std::string error)> done) = 0;
+
+  // Runs `fn` on the reactor loop once the cache's other writer has finished what it is doing
+  // now (its writes included): how the reactor waits for the cache writer lock without blocking.
+  virtual void afterIngestTurn(std::function<void()> fn) = 0;
+};
+
+}  // namespace fleetsched::engine
