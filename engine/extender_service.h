@@ -42,10 +42,10 @@
 #include "codec/decoder.h"
 #include "codec/extender.h"
 #include "engine/binder.h"
-#include "engine/handler.h"
-#include "engine/metrics.h"
 #include "engine/node_name_table.h"
 #include "engine/owned_pod.h"
+#include "engine/reactor/handler.h"
+#include "engine/reactor/metrics.h"
 #include "plugins/config.h"
 #include "plugins/profile.h"
 

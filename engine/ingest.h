@@ -31,7 +31,7 @@
 #include "cache/cache.h"
 #include "engine/audit.h"
 #include "engine/binder.h"
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {
 

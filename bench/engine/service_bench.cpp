@@ -23,7 +23,7 @@
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "engine/extender_service.h"
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 #include "plugins/config.h"
 
 namespace fleetsched::engine {

@@ -47,8 +47,8 @@
 #include "codec/decoder.h"
 #include "engine/extender_service.h"
 #include "engine/ingest.h"
-#include "engine/metrics.h"
-#include "engine/server.h"
+#include "engine/reactor/metrics.h"
+#include "engine/reactor/server.h"
 #include "plugins/config.h"
 
 namespace fleetsched::bench::ingest {

@@ -17,9 +17,9 @@
 #include "engine/audit.h"
 #include "engine/extender_service.h"
 #include "engine/ingest.h"
-#include "engine/metrics.h"
-#include "engine/process_metrics.h"
-#include "engine/server.h"
+#include "engine/reactor/metrics.h"
+#include "engine/reactor/process_metrics.h"
+#include "engine/reactor/server.h"
 #include "plugins/config.h"
 
 namespace fleetsched::cmd {

@@ -17,7 +17,7 @@
 
 #include "cache/cache.h"
 #include "engine/ingest.h"
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {
 namespace {

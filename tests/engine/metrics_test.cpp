@@ -1,4 +1,4 @@
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/process_metrics.h"
+#include "engine/reactor/process_metrics.h"
 
 namespace fleetsched::engine {
 namespace {

@@ -1,5 +1,5 @@
 // Byte-level tests of HTTP request framing: no sockets.
-#include "engine/request_parser.h"
+#include "engine/reactor/request_parser.h"
 
 #include <gtest/gtest.h>
 

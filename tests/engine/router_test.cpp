@@ -1,4 +1,4 @@
-#include "engine/router.h"
+#include "engine/reactor/router.h"
 
 #include <gtest/gtest.h>
 #include <llhttp.h>

@@ -1,6 +1,6 @@
 // Loopback tests of engine::Server: real sockets on 127.0.0.1, port 0, the loop on its own thread,
 // blocking clients on the test thread.
-#include "engine/server.h"
+#include "engine/reactor/server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

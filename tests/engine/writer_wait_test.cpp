@@ -21,7 +21,7 @@
 #include "cache/file_source.h"
 #include "engine/extender_service.h"
 #include "engine/ingest.h"
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 #include "plugins/config.h"
 #include "tests/engine/test_data.h"
 

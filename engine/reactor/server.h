@@ -33,8 +33,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/handler.h"
-#include "engine/metrics.h"
+#include "engine/reactor/handler.h"
+#include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {
 

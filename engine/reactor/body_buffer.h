@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "engine/handler.h"
+#include "engine/reactor/handler.h"
 
 namespace fleetsched::engine {
 

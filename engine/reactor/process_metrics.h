@@ -3,7 +3,7 @@
 // descriptors read from /proc/self when /metrics is rendered, the start time once.
 #pragma once
 
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {
 

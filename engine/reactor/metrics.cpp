@@ -1,4 +1,4 @@
-#include "engine/metrics.h"
+#include "engine/reactor/metrics.h"
 
 #include <charconv>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // Server::Impl, a connection's requests and responses: reading and framing each read, dispatch
 // to the routes, deferred completion, and one batch per loop turn with corked writes. The
 // listener, connection lifecycle and timeouts are in server.cpp.
-#include "engine/server_internal.h"
+#include "engine/reactor/server_internal.h"
 
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-#include "engine/body_buffer.h"
+#include "engine/reactor/body_buffer.h"
 
 #include <cstring>
 

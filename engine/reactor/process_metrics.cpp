@@ -1,4 +1,4 @@
-#include "engine/process_metrics.h"
+#include "engine/reactor/process_metrics.h"
 
 #include <dirent.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "engine/router.h"
+#include "engine/reactor/router.h"
 
 #include <llhttp.h>
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/body_buffer.h"
+#include "engine/reactor/body_buffer.h"
 
 namespace fleetsched::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/request_parser.h"
+#include "engine/reactor/request_parser.h"
 
 #include <algorithm>
 #include <cstring>

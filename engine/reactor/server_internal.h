@@ -1,6 +1,6 @@
-// Private to engine/server*.cpp: the reactor's connection, response slot and Server::Impl
+// Private to engine/reactor/server*.cpp: the reactor's connection, response slot and Server::Impl
 // declarations, and the constants and names they share. Not part of the engine's interface:
-// include engine/server.h.
+// include engine/reactor/server.h.
 //
 // Server::Impl's members are defined in two files:
 //   server.cpp     listener, accept, connection lifecycle, timeouts, shutdown; the public Server
@@ -21,12 +21,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/body_buffer.h"
-#include "engine/handler.h"
-#include "engine/metrics.h"
-#include "engine/request_parser.h"
-#include "engine/router.h"
-#include "engine/server.h"
+#include "engine/reactor/body_buffer.h"
+#include "engine/reactor/handler.h"
+#include "engine/reactor/metrics.h"
+#include "engine/reactor/request_parser.h"
+#include "engine/reactor/router.h"
+#include "engine/reactor/server.h"
 
 namespace fleetsched::engine {
 

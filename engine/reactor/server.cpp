@@ -1,4 +1,4 @@
-#include "engine/server.h"
+#include "engine/reactor/server.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "engine/server_internal.h"
+#include "engine/reactor/server_internal.h"
 
 namespace fleetsched::engine {
 

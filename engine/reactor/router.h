@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/handler.h"
+#include "engine/reactor/handler.h"
 
 namespace fleetsched::engine {
 
