@@ -30,8 +30,8 @@
 #include "apiclient/reflector.h"
 #include "cache/cache.h"
 #include "engine/audit.h"
-#include "engine/binder.h"
 #include "engine/reactor/metrics.h"
+#include "engine/service/binder.h"
 
 namespace fleetsched::engine {
 

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "cache/cache.h"
-#include "engine/node_name_table.h"
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/request_parser.h"
 #include "engine/reactor/router.h"
 #include "engine/reactor/server.h"
+#include "engine/service/node_name_table.h"
 
 namespace fleetsched::engine {
 namespace {

@@ -22,8 +22,8 @@
 #include "bench/loadgen/kube_order.h"
 #include "cache/cache.h"
 #include "cache/file_source.h"
-#include "engine/extender_service.h"
 #include "engine/reactor/metrics.h"
+#include "engine/service/extender_service.h"
 #include "plugins/config.h"
 
 namespace fleetsched::engine {

@@ -45,10 +45,10 @@
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
-#include "engine/extender_service.h"
 #include "engine/ingest.h"
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/server.h"
+#include "engine/service/extender_service.h"
 #include "plugins/config.h"
 
 namespace fleetsched::bench::ingest {

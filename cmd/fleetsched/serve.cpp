@@ -15,11 +15,11 @@
 #include "cmd/fleetsched/cli.h"
 #include "codec/decoder.h"
 #include "engine/audit.h"
-#include "engine/extender_service.h"
 #include "engine/ingest.h"
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/process_metrics.h"
 #include "engine/reactor/server.h"
+#include "engine/service/extender_service.h"
 #include "plugins/config.h"
 
 namespace fleetsched::cmd {

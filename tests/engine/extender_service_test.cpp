@@ -7,7 +7,7 @@
 //
 // Fleet cases: a generated 5,000-node fleet with bound pods (NodeNames mode, nodes file) and a
 // 500-node full-Nodes request, checked against the generator's own bookkeeping.
-#include "engine/extender_service.h"
+#include "engine/service/extender_service.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -26,8 +26,8 @@
 #include "cache/file_source.h"
 #include "codec/encoder.h"
 #include "codec/json_writer.h"
-#include "tests/cache/fixtures.h"
 #include "plugins/config.h"
+#include "tests/cache/fixtures.h"
 #include "tests/engine/test_data.h"
 
 namespace fleetsched::engine {

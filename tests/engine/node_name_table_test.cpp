@@ -1,7 +1,7 @@
 // NodeNameTable: ranks follow Go's bytewise map-key order for awkward names, encoded names are
 // exactly what JsonWriter::string writes, and the table is rebuilt when (and only when) the node
 // set changes.
-#include "engine/node_name_table.h"
+#include "engine/service/node_name_table.h"
 
 #include <gtest/gtest.h>
 

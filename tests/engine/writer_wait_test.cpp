@@ -19,9 +19,9 @@
 
 #include "cache/cache.h"
 #include "cache/file_source.h"
-#include "engine/extender_service.h"
 #include "engine/ingest.h"
 #include "engine/reactor/metrics.h"
+#include "engine/service/extender_service.h"
 #include "plugins/config.h"
 #include "tests/engine/test_data.h"
 

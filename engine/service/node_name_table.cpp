@@ -1,4 +1,4 @@
-#include "engine/node_name_table.h"
+#include "engine/service/node_name_table.h"
 
 #include <algorithm>
 

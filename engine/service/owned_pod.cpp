@@ -1,4 +1,4 @@
-#include "engine/owned_pod.h"
+#include "engine/service/owned_pod.h"
 
 namespace fleetsched::engine {
 

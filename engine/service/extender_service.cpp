@@ -1,4 +1,4 @@
-#include "engine/extender_service.h"
+#include "engine/service/extender_service.h"
 
 #include <uv.h>
 
