@@ -44,9 +44,10 @@ KNOWN_METRICS = {
     "fleetsched_gpu_free",
 }
 
-# Every request fleetsched's API client sends (engine/ingest.cpp): list+watch of nodes and pods, the
-# bind verb's Binding, and the core/v1 Event reporting a failed binding. fleetsched's own ClusterRole
-# grants exactly these and nothing more (no patch: GPU-index annotations ride on the Binding).
+# Every request fleetsched's API client sends (engine/ingest/ingest.cpp): list+watch of nodes and
+# pods, the bind verb's Binding, and the core/v1 Event reporting a failed binding. fleetsched's own
+# ClusterRole grants exactly these and nothing more (no patch: GPU-index annotations ride on the
+# Binding).
 CLIENT_REQUESTS = {
     ("", "nodes"): {"get", "list", "watch"},
     ("", "pods"): {"get", "list", "watch"},

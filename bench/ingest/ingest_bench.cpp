@@ -45,7 +45,7 @@
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
-#include "engine/ingest.h"
+#include "engine/ingest/ingest.h"
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/server.h"
 #include "engine/service/extender_service.h"

@@ -11,7 +11,7 @@
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
-#include "engine/audit.h"
+#include "engine/ingest/audit.h"
 #include "tests/engine/test_data.h"
 
 namespace fleetsched::engine {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/ingest.h"
+#include "engine/ingest/ingest.h"
 #include "tests/loopback.h"
 
 namespace fleetsched::engine {

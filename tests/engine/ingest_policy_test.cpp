@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cache/cache.h"
-#include "engine/ingest.h"
+#include "engine/ingest/ingest.h"
 #include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {

@@ -19,7 +19,7 @@
 
 #include "cache/cache.h"
 #include "cache/file_source.h"
-#include "engine/ingest.h"
+#include "engine/ingest/ingest.h"
 #include "engine/reactor/metrics.h"
 #include "engine/service/extender_service.h"
 #include "plugins/config.h"

@@ -29,7 +29,7 @@
 
 #include "apiclient/reflector.h"
 #include "cache/cache.h"
-#include "engine/audit.h"
+#include "engine/ingest/audit.h"
 #include "engine/reactor/metrics.h"
 #include "engine/service/binder.h"
 

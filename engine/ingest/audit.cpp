@@ -1,4 +1,4 @@
-#include "engine/audit.h"
+#include "engine/ingest/audit.h"
 
 #include "codec/json_writer.h"
 

@@ -1,4 +1,4 @@
-#include "engine/ingest.h"
+#include "engine/ingest/ingest.h"
 
 #include <pthread.h>
 #include <sched.h>
