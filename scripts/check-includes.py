@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Checks the include direction between fleetsched's libraries.
+
+Every C++ file of a library folder below may include headers of its own folder and of the
+folders (or single headers) its row allows, and no other project header; some folders also
+must not include certain third-party headers. Each row is one static library, so this is the
+arrow the meson.build files promise: a wrong #include fails here, with the line, before it can
+become a link-time dependency.
+
+    scripts/check-includes.py [SOURCE_ROOT]
+
+Exits 0 when every include is allowed, 1 listing each offending line, 2 on a usage error. Run by
+`meson test` (the test include-direction).
+"""
+import os
+import re
+import sys
+
+# Folder -> what its files may include besides their own folder: folders (anything below them)
+# or single headers. In dependency order; a folder may only name folders above it.
+ALLOWED = {
+    "codec": [],
+    "plugins": ["codec"],
+    "cache": ["codec", "plugins"],
+    "apiclient": [],
+    # The HTTP reactor: libuv, llhttp and the header-only byte buffer, no JSON.
+    "engine/reactor": ["codec/buffer.h"],
+    # The extender verbs; ingestion is reached through service/binder.h, never included.
+    "engine/service": ["codec", "plugins", "cache", "apiclient/k8s_names.h", "engine/reactor"],
+    # Watch -> cache and the binder's writes; of the service only the interface it implements.
+    "engine/ingest": ["codec", "cache", "apiclient", "engine/reactor/metrics.h",
+                      "engine/service/binder.h"],
+    "replay": ["codec", "plugins"],
+    # Subcommands the binary serves (gen-fleet, loadgen).
+    "bench/fleet": [],
+    "bench/loadgen": ["bench/fleet"],
+    "cmd": ["codec", "plugins", "cache", "apiclient", "engine/reactor", "engine/service",
+            "engine/ingest", "replay", "bench/fleet", "bench/loadgen"],
+}
+
+# Third-party headers (by the first part of their path) a folder must not include.
+FORBIDDEN_SYSTEM = {
+    "engine/reactor": ["simdjson", "simdjson.h", "curl", "yaml-cpp"],
+}
+
+# Headers generated into the build folder, by the folder allowed to include them.
+GENERATED = {
+    "cmd": ["fleetsched_version.h"],
+}
+
+# Every C++ file below these must belong to a folder of ALLOWED.
+CHECKED_ROOTS = ["codec", "plugins", "cache", "apiclient", "engine", "replay", "cmd"]
+
+SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def owner(path):
+    """The ALLOWED folder a repository path belongs to (the longest match), or None."""
+    best = None
+    for folder in ALLOWED:
+        if path == folder or path.startswith(folder + "/"):
+            if best is None or len(folder) > len(best):
+                best = folder
+    return best
+
+
+def allowed(target, rules):
+    return any(target == r or target.startswith(r + "/") for r in rules)
+
+
+def source_files(root):
+    """Repository-relative paths of the C++ files to check."""
+    checked = set(CHECKED_ROOTS) | set(ALLOWED)
+    for top in sorted(checked):
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for name in sorted(filenames):
+                if name.endswith(SOURCE_SUFFIXES):
+                    yield os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+
+
+def check(root):
+    problems = []
+    seen = set()
+    for path in source_files(root):
+        if path in seen:
+            continue
+        seen.add(path)
+        folder = owner(path)
+        if folder is None:
+            problems.append(f"{path}: not in a folder of the include table (scripts/check-includes.py)")
+            continue
+        rules = ALLOWED[folder]
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                kind, target = m.groups()
+                text = line.strip()
+                if kind == "<":
+                    first = target.split("/")[0]
+                    if first in FORBIDDEN_SYSTEM.get(folder, []):
+                        problems.append(f"{path}:{number}: {text}: {folder} must not use {first}")
+                    continue
+                if owner(target) == folder:
+                    continue
+                if not os.path.exists(os.path.join(root, target)):
+                    if os.path.exists(os.path.join(root, os.path.dirname(path), target)):
+                        continue  # relative to the including file: its own folder
+                    if target in GENERATED.get(folder, []):
+                        continue
+                    problems.append(f"{path}:{number}: {text}: not a header of the source tree")
+                    continue
+                if not allowed(target, rules):
+                    may = ", ".join(rules) if rules else "nothing outside itself"
+                    problems.append(f"{path}:{number}: {text}: {folder} may not include it (may: {may})")
+    return problems
+
+
+def main(argv):
+    if len(argv) > 2:
+        print(__doc__.strip().splitlines()[0], file=sys.stderr)
+        print("usage: check-includes.py [SOURCE_ROOT]", file=sys.stderr)
+        return 2
+    root = argv[1] if len(argv) == 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check-includes: {len(problems)} include(s) against the direction in scripts/check-includes.py",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
