@@ -15,7 +15,7 @@
 #          --rt (run servers and load generator SCHED_FIFO via chrt: on a shared, busy machine
 #          this removes most of the scheduling noise; needs root; opt-in, as it starves other
 #          work on those cores for the run),
-#          --ceiling (also run fleetsched-null-extender: what the harness itself can drive)
+#          --ceiling (also run `fleetsched null-extender`: what the harness itself can drive)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -64,8 +64,7 @@ server_prefix=("${rt_prefix[@]}")
 if [ "$skip_build" = 0 ]; then
   scripts/bootstrap.sh
   [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release -Dtests=false >/dev/null
-  nice -n 10 ninja -C "$build" -j"$(nproc)" cmd/fleetsched/fleetsched bench/loadgen/fleetsched-bench \
-    bench/loadgen/fleetsched-null-extender >/dev/null
+  nice -n 10 ninja -C "$build" -j"$(nproc)" cmd/fleetsched/fleetsched bench/loadgen/fleetsched-bench >/dev/null
   bench/peers/build.sh "$build/peers"
 fi
 fleetsched="$build/cmd/fleetsched/fleetsched"
@@ -135,8 +134,8 @@ nn_addr=127.0.0.1:${NODENAMES_PEER_PORT:-18890}
 null_addr=127.0.0.1:${NULL_EXTENDER_PORT:-18999}
 
 if [ "$ceiling" = 1 ]; then
-  run null-nodenames nodenames "$null_addr" "$full_nodes" -- "$build/bench/loadgen/fleetsched-null-extender" "$null_addr" || true
-  run null-full full "$null_addr" "$full_nodes" -- "$build/bench/loadgen/fleetsched-null-extender" "$null_addr" || true
+  run null-nodenames nodenames "$null_addr" "$full_nodes" -- "$fleetsched" null-extender "$null_addr" || true
+  run null-full full "$null_addr" "$full_nodes" -- "$fleetsched" null-extender "$null_addr" || true
 fi
 
 if [ "$have_serve" = 1 ]; then

@@ -9,7 +9,7 @@ DIR is a gen-fleet corpus (nodes.json, pods.json, corpus.json). The script
    replies are closest in size to the corpus's mean (pods whose filter keeps two nodes or more,
    the ones the load generator counts), both replies;
 2. then, round after round, runs the same 4-connection `fleetsched loadgen -m nodenames` load
-   against `fleetsched-null-extender` answering those recorded bytes for every request, and
+   against `fleetsched null-extender` answering those recorded bytes for every request, and
    against `fleetsched serve`, each server pinned to CPU 0 and the load generator to CPU 1;
 3. reads CPU 0's time from /proc/stat over each run's middle and prints it per pod: user,
    system, softirq and idle microseconds, next to the run's pods/s.
@@ -156,15 +156,13 @@ def main():
     if args.server_cpu == args.loadgen_cpu or not {args.server_cpu, args.loadgen_cpu} <= cpus:
         ap.error(f"needs two distinct CPUs for server and load generator; this process may use {sorted(cpus)}")
     fleetsched = os.path.join(args.build, "cmd", "fleetsched", "fleetsched")
-    null = os.path.join(args.build, "bench", "loadgen", "fleetsched-null-extender")
-    for path in (fleetsched, null):
-        if not os.access(path, os.X_OK):
-            raise SystemExit(f"transport_floor: {path} not built (ninja -C {args.build})")
+    if not os.access(fleetsched, os.X_OK):
+        raise SystemExit(f"transport_floor: {fleetsched} not built (ninja -C {args.build})")
     args.nice = os.geteuid() == 0  # raising priority needs root
     with tempfile.TemporaryDirectory() as tmp:
         filter_reply, prioritize_reply = record_replies(args, fleetsched, tmp)
         servers = {
-            "null": [null, "--filter-reply", filter_reply, "--prioritize-reply", prioritize_reply],
+            "null": [fleetsched, "null-extender", "--filter-reply", filter_reply, "--prioritize-reply", prioritize_reply],
             "fleetsched": [fleetsched, "serve", "--nodes", os.path.join(args.corpus, "nodes.json")],
         }
         runs = []

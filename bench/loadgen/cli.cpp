@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bench/loadgen/loadgen.h"
+#include "bench/loadgen/null_extender.h"
 
 namespace fleetsched::bench::loadgen {
 
@@ -93,6 +94,37 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
   cmd->callback([o] {
     int rc = runLoadgen(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+  return cmd;
+}
+
+CLI::App* addNullExtenderCommand(CLI::App& app) {
+  auto o = std::make_shared<NullExtenderOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "null-extender", "Answer every extender call with a fixed reply, deciding nothing (benchmark floor)");
+  cmd->add_option("address", o->listen, "Address to listen on (port 0: any free port)")
+      ->type_name("HOST:PORT")
+      ->capture_default_str();
+  cmd->add_option("--filter-reply", o->filterReplyFile,
+                  "Send this file's bytes as the body of every filter reply (default: no node kept)")
+      ->type_name("FILE");
+  cmd->add_option("--prioritize-reply", o->prioritizeReplyFile,
+                  "Send this file's bytes as the body of every prioritize reply (default: [])")
+      ->type_name("FILE");
+  cmd->footer(
+      "Every request is read in full and answered 200 with the same body: /filter and /prioritize\n"
+      "their replies, any other path (e.g. /healthz) []. No scheduling work is done, so a run against\n"
+      "it measures the load generator's ceiling, and with replies recorded from fleetsched the\n"
+      "transport floor (bench/transport_floor.py).\n"
+      "\n"
+      "Examples:\n"
+      "  # the load generator's ceiling on the default address\n"
+      "  fleetsched null-extender\n"
+      "  fleetsched loadgen -t 127.0.0.1:18999 -D 10\n"
+      "  # fleetsched's recorded replies for every request: the transport floor\n"
+      "  fleetsched null-extender 127.0.0.1:18890 --filter-reply filter.json --prioritize-reply prioritize.json");
+  cmd->callback([o] {
+    if (int rc = runNullExtender(*o); rc != 0) throw CLI::RuntimeError(rc);
   });
   return cmd;
 }

@@ -1,5 +1,5 @@
-// `fleetsched loadgen`: wires runLoadgen into a CLI11 app (the main binary and the standalone
-// tool share one definition of the flags).
+// `fleetsched loadgen` and `fleetsched null-extender`: wire runLoadgen and runNullExtender into a
+// CLI11 app.
 #pragma once
 
 namespace CLI {
@@ -10,5 +10,9 @@ namespace fleetsched::bench::loadgen {
 
 // Adds the `loadgen` subcommand; a non-zero exit code from runLoadgen becomes CLI::RuntimeError.
 CLI::App* addLoadgenCommand(CLI::App& app);
+
+// Adds the `null-extender` subcommand (the benchmark floor: it answers, it decides nothing);
+// runNullExtender's exit code 2 becomes a usage error, 1 a failure.
+CLI::App* addNullExtenderCommand(CLI::App& app);
 
 }  // namespace fleetsched::bench::loadgen

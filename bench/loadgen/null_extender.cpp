@@ -1,14 +1,5 @@
-// fleetsched-null-extender: an HTTP/1.1 server on one libuv loop that reads each request fully
-// and answers a constant extender reply. It measures the load generator's own ceiling (any real
-// extender must be compared against what the harness can drive at all) and checks the harness
-// end to end without a real scheduler.
-//
-// By default the replies are empty. Given replies recorded from a real extender, it sends those
-// bytes for every request instead: pinned to the server's core, that is the transport floor, the
-// core time a pod costs in the kernel and the reactor before any scheduling work is done.
-//
-//   fleetsched-null-extender [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]
-//   (default 127.0.0.1:18999)
+#include "bench/loadgen/null_extender.h"
+
 #include <arpa/inet.h>
 #include <llhttp.h>
 #include <uv.h>
@@ -16,11 +7,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <string_view>
+
+namespace fleetsched::bench::loadgen {
 
 namespace {
 
@@ -33,12 +25,14 @@ std::string httpReply(std::string_view body) {
 }
 
 // Whole responses, status line to body; written as they are for every request.
-std::string filterReply =
-    httpReply(R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
-std::string prioritizeReply = httpReply("[]");
-const std::string otherReply = httpReply("[]");
+struct Replies {
+  std::string filter =
+      httpReply(R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""})");
+  std::string prioritize = httpReply("[]");
+  std::string other = httpReply("[]");
+};
 
-bool readReply(const char* path, std::string& out) {
+bool readReply(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in.is_open()) return false;
   std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -50,6 +44,7 @@ bool readReply(const char* path, std::string& out) {
 struct Client {
   uv_tcp_t tcp;
   llhttp_t parser;
+  const Replies* replies;
   std::string url;
   char buf[256 * 1024];
 };
@@ -60,9 +55,9 @@ void onClose(uv_handle_t* h) { delete static_cast<Client*>(h->data); }
 
 int onMessageComplete(llhttp_t* p) {
   auto* c = static_cast<Client*>(p->data);
-  const std::string& reply = c->url.ends_with("/filter")       ? filterReply
-                             : c->url.ends_with("/prioritize") ? prioritizeReply
-                                                               : otherReply;
+  const std::string& reply = c->url.ends_with("/filter")       ? c->replies->filter
+                             : c->url.ends_with("/prioritize") ? c->replies->prioritize
+                                                               : c->replies->other;
   c->url.clear();
   uv_buf_t b = uv_buf_init(const_cast<char*>(reply.data()), static_cast<unsigned>(reply.size()));
   // Write now what the socket takes; queue the rest (the replies live as long as the process).
@@ -78,27 +73,22 @@ int onMessageComplete(llhttp_t* p) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string listen = "127.0.0.1:18999";
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    std::string* reply = a == "--filter-reply" ? &filterReply : a == "--prioritize-reply" ? &prioritizeReply : nullptr;
-    if (reply != nullptr) {
-      if (i + 1 == argc || !readReply(argv[i + 1], *reply)) {
-        std::fprintf(stderr, "null-extender: %s needs a readable, non-empty file\n", argv[i]);
-        return 2;
-      }
-      ++i;
-    } else if (!a.starts_with("-")) {
-      listen = a;
-    } else {
-      std::fprintf(stderr, "usage: %s [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]\n", argv[0]);
-      return 2;
-    }
+int runNullExtender(const NullExtenderOptions& options) {
+  // Lives as long as the loop below, which runs until the process is killed.
+  Replies replies;
+  auto load = [](const char* flag, const std::string& path, std::string& reply) {
+    if (path.empty() || readReply(path, reply)) return true;
+    std::fprintf(stderr, "null-extender: %s needs a readable, non-empty file\n", flag);
+    return false;
+  };
+  if (!load("--filter-reply", options.filterReplyFile, replies.filter) ||
+      !load("--prioritize-reply", options.prioritizeReplyFile, replies.prioritize)) {
+    return 2;
   }
+  const std::string& listen = options.listen;
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
-    std::fprintf(stderr, "usage: %s [HOST:PORT] [--filter-reply FILE] [--prioritize-reply FILE]\n", argv[0]);
+    std::fprintf(stderr, "null-extender: %s is not HOST:PORT\n", listen.c_str());
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
@@ -111,6 +101,7 @@ int main(int argc, char** argv) {
   uv_loop_t* loop = uv_default_loop();
   uv_tcp_t server;
   uv_tcp_init(loop, &server);
+  server.data = &replies;
   sockaddr_in addr;
   uv_ip4_addr(listen.substr(0, colon).c_str(), std::atoi(listen.c_str() + colon + 1), &addr);
   if (int rc = uv_tcp_bind(&server, reinterpret_cast<const sockaddr*>(&addr), 0); rc != 0) {
@@ -121,6 +112,7 @@ int main(int argc, char** argv) {
     if (status < 0) return;
     auto* c = new Client;
     c->tcp.data = c;
+    c->replies = static_cast<const Replies*>(s->data);
     uv_tcp_init(s->loop, &c->tcp);
     if (uv_accept(s, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
       uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), onClose);
@@ -154,3 +146,5 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "null-extender: listening on %s:%d\n", listen.substr(0, colon).c_str(), ntohs(bound.sin_port));
   return uv_run(loop, UV_RUN_DEFAULT);
 }
+
+}  // namespace fleetsched::bench::loadgen

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   fleetsched::replay::addReplayCommand(app, replay);
   fleetsched::bench::fleet::addGenFleetCommand(app);
   fleetsched::bench::loadgen::addLoadgenCommand(app);
+  fleetsched::bench::loadgen::addNullExtenderCommand(app);
   fleetsched::cmd::addVersionCommand(app);
   fleetsched::cmd::addHelpCommand(app);
 

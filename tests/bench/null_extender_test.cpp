@@ -1,6 +1,6 @@
-// The null extender as a process: it must answer every filter and prioritize with the reply it
-// was given (recorded replies of a real extender, hundreds of KB, so writes go out in parts), or
-// with empty ones by default, and refuse a reply file it cannot read.
+// `fleetsched null-extender` as a process: it must answer every filter and prioritize with the
+// reply it was given (recorded replies of a real extender, hundreds of KB, so writes go out in
+// parts), or with empty ones by default, and refuse a reply file it cannot read.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -20,7 +20,8 @@ extern char** environ;
 
 namespace {
 
-const char* binary() { return std::getenv("FLEETSCHED_NULL_EXTENDER"); }
+// The fleetsched binary; the null extender is its `null-extender` command.
+const char* binary() { return std::getenv("FLEETSCHED_BIN"); }
 
 std::string tempFile(const std::string& name, const std::string& content) {
   std::string path = ::testing::TempDir() + "null_extender_" + name;
@@ -28,11 +29,11 @@ std::string tempFile(const std::string& name, const std::string& content) {
   return path;
 }
 
-// Runs the null extender on 127.0.0.1:0 with `args`; port() is what it bound.
+// Runs `fleetsched null-extender 127.0.0.1:0 ARGS...`; port() is what it bound.
 class NullExtender {
  public:
   explicit NullExtender(std::vector<std::string> args) {
-    args.insert(args.begin(), {binary(), "127.0.0.1:0"});
+    args.insert(args.begin(), {binary(), "null-extender", "127.0.0.1:0"});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -48,9 +49,16 @@ class NullExtender {
     std::string line;
     char c;
     while (::read(fds[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-    ::close(fds[0]);
     size_t colon = line.rfind(':');
-    if (line.find("listening on") != std::string::npos && colon != std::string::npos)
+    const bool listening = line.find("listening on") != std::string::npos && colon != std::string::npos;
+    // An error takes more than one line (the command's help hint): read to the end, or closing
+    // the pipe early kills the command with SIGPIPE before it exits.
+    if (!listening) {
+      while (::read(fds[0], &c, 1) == 1) {
+      }
+    }
+    ::close(fds[0]);
+    if (listening)
       port_ = std::atoi(line.c_str() + colon + 1);
     else
       exitStatus_ = waitExit();
@@ -115,7 +123,7 @@ std::string post(int fd, const std::string& path, const std::string& body) {
 }
 
 TEST(NullExtender, AnswersTheRecordedRepliesForEveryRequest) {
-  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_NULL_EXTENDER not set";
+  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_BIN not set";
   // A reply the size of a 5,000-node filter's: larger than a socket takes in one write.
   std::string filter = R"({"Nodes":null,"NodeNames":[)";
   for (int i = 0; i < 8000; ++i) filter += (i ? ",\"" : "\"") + std::string("ip-10-0-") + std::to_string(i) + ".ec2.internal\"";
@@ -135,7 +143,7 @@ TEST(NullExtender, AnswersTheRecordedRepliesForEveryRequest) {
 }
 
 TEST(NullExtender, RepliesAreEmptyByDefault) {
-  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_NULL_EXTENDER not set";
+  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_BIN not set";
   NullExtender server({});
   ASSERT_NE(server.port(), 0) << "did not start, exit status " << server.exitStatus();
   int fd = connectTo(server.port());
@@ -146,7 +154,7 @@ TEST(NullExtender, RepliesAreEmptyByDefault) {
 }
 
 TEST(NullExtender, AReplyFileItCannotReadIsAUsageError) {
-  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_NULL_EXTENDER not set";
+  ASSERT_NE(binary(), nullptr) << "FLEETSCHED_BIN not set";
   NullExtender missing({"--filter-reply", ::testing::TempDir() + "null_extender_no_such_file.json"});
   EXPECT_EQ(missing.port(), 0);
   EXPECT_EQ(missing.exitStatus(), 2);

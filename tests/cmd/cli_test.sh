@@ -10,7 +10,7 @@ bin=${1:?usage: cli_test.sh PATH-TO-fleetsched}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
-subcommands=(serve replay gen-fleet loadgen version help)
+subcommands=(serve replay gen-fleet loadgen null-extender version help)
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
@@ -41,7 +41,7 @@ has "$out" "--listen" "fleetsched help serve"
 run 2 help bogus
 has "$err" "bogus" "fleetsched help bogus names the bad subcommand"
 
-for s in serve replay gen-fleet loadgen version; do
+for s in serve replay gen-fleet loadgen null-extender version; do
   run 0 "$s" --help
   has "$out" "Examples:" "fleetsched $s --help"
   has "$out" "fleetsched $s" "fleetsched $s --help examples"
@@ -96,6 +96,8 @@ run 2 serve --bogus
 run 2 loadgen --mode sideways
 run 2 gen-fleet --zones 9
 run 2 gen-fleet --nodes notanumber
+run 2 null-extender --filter-reply "$tmp/missing-reply.json"
+run 2 null-extender 127.0.0.1
 
 # --- runtime failure: exit 1 --------------------------------------------------------------------
 run 1 serve --listen 127.0.0.1:1 --nodes "$tmp/missing-nodes.json"
