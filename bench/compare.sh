@@ -4,7 +4,7 @@
 #   bench/compare.sh            # NodeNames 5,000 nodes and full Nodes 500 x ~12 KB, 10 s per run
 #   bench/compare.sh --small    # 500 / 100 nodes, 3 s per run: under a minute once built (CI)
 #
-# It builds fleetsched, the load generator and the Go peers, writes one corpus with gen-fleet,
+# It builds fleetsched and the Go peers, writes one corpus with `fleetsched gen-fleet`,
 # then for each mode runs each server pinned to core 0 and the load generator pinned to core 1
 # (same corpus, same load), and prints throughput and latency with fleetsched ÷ peer ratios.
 # Results (JSON per run, SVG plots, summary.txt, and PNG when python3 has matplotlib) go to
@@ -64,11 +64,10 @@ server_prefix=("${rt_prefix[@]}")
 if [ "$skip_build" = 0 ]; then
   scripts/bootstrap.sh
   [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release -Dtests=false >/dev/null
-  nice -n 10 ninja -C "$build" -j"$(nproc)" cmd/fleetsched/fleetsched bench/loadgen/fleetsched-bench >/dev/null
+  nice -n 10 ninja -C "$build" -j"$(nproc)" cmd/fleetsched/fleetsched >/dev/null
   bench/peers/build.sh "$build/peers"
 fi
 fleetsched="$build/cmd/fleetsched/fleetsched"
-tools="$build/bench/loadgen/fleetsched-bench"
 have_serve=0
 if "$fleetsched" --help 2>/dev/null | grep -qE '^ +serve( |$)'; then have_serve=1; else
   echo "compare: this fleetsched has no 'serve' yet: measuring the Go peers only" >&2
@@ -77,7 +76,7 @@ fi
 # --- corpus ------------------------------------------------------------------------------------
 # Node objects of 10-13 KB (mean ~12 KB): the full-mode bodies carry the first $full_nodes.
 corpus="$out/corpus"
-"$tools" gen-fleet -q -o "$corpus" -n "$nn_nodes" -p 256 --min-node-bytes 10240 --max-node-bytes 13312
+"$fleetsched" gen-fleet -q -o "$corpus" -n "$nn_nodes" -p 256 --min-node-bytes 10240 --max-node-bytes 13312
 
 # --- runs --------------------------------------------------------------------------------------
 server_pid=""
@@ -119,10 +118,10 @@ run() {  # label mode addr fullnodes -- server command...
   [ -n "$loadgen_cpu" ] && cpu_flag=(--cpu "$loadgen_cpu")
   # Latency as kube-scheduler sees it (one scheduling cycle at a time: 1 connection), then
   # throughput with --connections x --depth pods in flight, against the same server process.
-  "${rt_prefix[@]}" "$tools" loadgen -q -t "$addr" -m "$mode" --corpus "$corpus" --full-mode-nodes "$fullnodes" \
+  "${rt_prefix[@]}" "$fleetsched" loadgen -q -t "$addr" -m "$mode" --corpus "$corpus" --full-mode-nodes "$fullnodes" \
     -c 1 -d 1 -r "$rate" -D "$duration" -w "$warmup" "${cpu_flag[@]}" \
     --label "$label" --json "$out/$label.json" --svg "$out/$label.svg" || true
-  "${rt_prefix[@]}" "$tools" loadgen -q -t "$addr" -m "$mode" --corpus "$corpus" --full-mode-nodes "$fullnodes" \
+  "${rt_prefix[@]}" "$fleetsched" loadgen -q -t "$addr" -m "$mode" --corpus "$corpus" --full-mode-nodes "$fullnodes" \
     -c "$connections" -d "$depth" -D "$duration" -w "$warmup" "${cpu_flag[@]}" \
     --label "$label-tput" --json "$out/$label.tput.json" || true
   stop_server

@@ -23,8 +23,7 @@ std::vector<uint64_t> parseSeeds(const std::vector<std::string>& items) {
   return seeds;
 }
 
-}  // namespace
-
+// Fills `o` from the options on `cmd`.
 void addReplayOptions(CLI::App& cmd, Options& o) {
   auto seeds = std::make_shared<std::vector<std::string>>();
   cmd.add_option("--trace-dir", o.traceDir,
@@ -57,6 +56,8 @@ void addReplayOptions(CLI::App& cmd, Options& o) {
                  "(<trace>-<seed>-pods.csv, -nodes.csv), for a live run of the same experiment");
   cmd.parse_complete_callback([seeds, &o] { o.seeds = parseSeeds(*seeds); });
 }
+
+}  // namespace
 
 CLI::App* addReplayCommand(CLI::App& app, Options& options) {
   CLI::App* cmd = app.add_subcommand("replay", "Replay a GPU trace through the placement policies");

@@ -1,6 +1,6 @@
 // Adds the `replay` subcommand to a CLI11 app. The subcommand's callback runs
 // replay::runCommand and turns a non-zero result into CLI::RuntimeError(code), which
-// CLI11_PARSE / app.exit() return as the exit code.
+// fleetsched exits with.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,8 +11,5 @@ namespace fleetsched::replay {
 
 // `options` must outlive app.parse().
 CLI::App* addReplayCommand(CLI::App& app, Options& options);
-
-// Fills `options` from the options on `cmd` itself (for a binary whose root is replay).
-void addReplayOptions(CLI::App& cmd, Options& options);
 
 }  // namespace fleetsched::replay

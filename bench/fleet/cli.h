@@ -1,7 +1,6 @@
 // `fleetsched gen-fleet`: writes a benchmark corpus (nodes list file, pending pods, optional
 // bound pods, optional ExtenderArgs request bodies) into a folder. runGenFleet does the work;
-// addGenFleetCommand wires it into a CLI11 app so the main binary and the standalone tool share
-// one definition of the flags.
+// addGenFleetCommand wires it into a CLI11 app.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +33,7 @@ struct GenFleetOptions {
 int runGenFleet(const GenFleetOptions& options);
 
 // Adds the `gen-fleet` subcommand to `app`; its callback runs runGenFleet and turns a non-zero
-// result into CLI::RuntimeError (CLI11_PARSE then returns that code).
+// result into CLI::RuntimeError (fleetsched exits with that code).
 CLI::App* addGenFleetCommand(CLI::App& app);
 
 }  // namespace fleetsched::bench::fleet
