@@ -422,7 +422,7 @@ void BM_EncodeHostPriorityList5000_Encoded(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeHostPriorityList5000_Encoded)->Unit(benchmark::kMicrosecond);
 
-// Optional corpora from `fleetsched gen-fleet` (bench/fleet), given by environment variables:
+// Optional corpora from `fleetsched gen-fleet` (tools/fleet), given by environment variables:
 //   FLEETSCHED_CODEC_BENCH_REQUESTS  an ndjson file of ExtenderArgs bodies (requests-full.ndjson
 //                                    or requests-nodenames.ndjson); the first line is decoded
 //   FLEETSCHED_CODEC_BENCH_NODELIST  a `kubectl get nodes -o json` file (nodes.json)

@@ -4,7 +4,7 @@
 // handed to ExtenderService::handleBatch one request per batch. No sockets, no HTTP: what one
 // pod costs the reactor's core on top of the transport, without the loopback's noise.
 // Argument 0: the names in kube-scheduler's order, different for every pod (as the load
-// generator sends them, bench/loadgen/kube_order.h); 1: one list in fleet order for every pod.
+// generator sends them, tools/loadgen/kube_order.h); 1: one list in fleet order for every pod.
 //   ninja -C build bench/engine/service_bench && build/bench/engine/service_bench
 // Fleet options follow `gen-fleet -n 5000 -p 256` (FLEETSCHED_BENCH_NODES overrides the size).
 #include <benchmark/benchmark.h>
@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "bench/fleet/fleet_gen.h"
-#include "bench/loadgen/kube_order.h"
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "engine/reactor/metrics.h"
 #include "engine/service/extender_service.h"
 #include "plugins/config.h"
+#include "tools/fleet/fleet_gen.h"
+#include "tools/loadgen/kube_order.h"
 
 namespace fleetsched::engine {
 namespace {

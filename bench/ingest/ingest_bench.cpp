@@ -1,6 +1,6 @@
 // ingest_bench: the watch-cache targets measured through the real ingestion path
 // (engine::Ingestor → apiclient::CurlTransport over loopback HTTP → Reflector → codec → cache)
-// against FakeApiServer, with fixtures from bench/fleet. See README.md beside it.
+// against FakeApiServer, with fixtures from tools/fleet. See README.md beside it.
 //
 //   ingest_bench [--nodes 5000] [--pods 100000] [--reps 5] [--rate 200] [--seconds 4] [--pin]
 //                [--ingest-priority idle|low|normal] [--feeder-priority idle|normal]
@@ -40,7 +40,6 @@
 #include <thread>
 #include <vector>
 
-#include "bench/fleet/fleet_gen.h"
 #include "bench/ingest/fake_apiserver.h"
 #include "cache/cache.h"
 #include "cache/file_source.h"
@@ -50,6 +49,7 @@
 #include "engine/reactor/server.h"
 #include "engine/service/extender_service.h"
 #include "plugins/config.h"
+#include "tools/fleet/fleet_gen.h"
 
 namespace fleetsched::bench::ingest {
 namespace {

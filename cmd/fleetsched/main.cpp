@@ -1,11 +1,11 @@
 // fleetsched: one binary, subcommands in the habit of kubectl and etcdctl.
 #include <CLI/CLI.hpp>
 
-#include "bench/fleet/cli.h"
-#include "bench/loadgen/cli.h"
 #include "cmd/fleetsched/cli.h"
 #include "cmd/fleetsched/serve.h"
 #include "replay/cli.h"
+#include "tools/fleet/cli.h"
+#include "tools/loadgen/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fleetsched: a scheduling engine for Kubernetes GPU fleets"};

@@ -136,7 +136,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
 void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   // Every name, every request: kube-scheduler's parallel filter lists the nodes in a different
   // order for each pod, so there is no previous list worth comparing with (see
-  // bench/loadgen/kube_order.h).
+  // tools/loadgen/kube_order.h).
   ownNodes_.clear();
   ownNodeIds_.clear();
   ownInputIndex_.clear();

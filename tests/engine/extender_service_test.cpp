@@ -22,13 +22,13 @@
 #include <set>
 #include <sstream>
 
-#include "bench/fleet/fleet_gen.h"
 #include "cache/file_source.h"
 #include "codec/encoder.h"
 #include "codec/json_writer.h"
 #include "plugins/config.h"
 #include "tests/cache/fixtures.h"
 #include "tests/engine/test_data.h"
+#include "tools/fleet/fleet_gen.h"
 
 namespace fleetsched::engine {
 namespace {

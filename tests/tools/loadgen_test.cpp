@@ -1,7 +1,7 @@
 // Loopback tests of the load generator against a small blocking HTTP server on port 0: it must
 // send well-formed kube-scheduler requests (filter, then prioritize after filter's reply), count
 // what it measured, and report failures instead of hiding them.
-#include "bench/loadgen/loadgen.h"
+#include "tools/loadgen/loadgen.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "bench/loadgen/latency_histogram.h"
+#include "tools/loadgen/latency_histogram.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "bench/fleet/json_value.h"
+#include "tools/fleet/json_value.h"
 
 #include <algorithm>
 #include <numeric>

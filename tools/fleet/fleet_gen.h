@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/fleet/json_value.h"
+#include "tools/fleet/json_value.h"
 
 namespace fleetsched::bench::fleet {
 

@@ -1,4 +1,4 @@
-#include "bench/loadgen/kube_order.h"
+#include "tools/loadgen/kube_order.h"
 
 #include <algorithm>
 #include <cmath>

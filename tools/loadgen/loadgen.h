@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/loadgen/latency_histogram.h"
+#include "tools/loadgen/latency_histogram.h"
 
 namespace fleetsched::bench::loadgen {
 

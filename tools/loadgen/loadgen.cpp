@@ -1,4 +1,4 @@
-#include "bench/loadgen/loadgen.h"
+#include "tools/loadgen/loadgen.h"
 
 #include <llhttp.h>
 #include <sched.h>
@@ -17,8 +17,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "bench/fleet/fleet_gen.h"
-#include "bench/loadgen/kube_order.h"
+#include "tools/fleet/fleet_gen.h"
+#include "tools/loadgen/kube_order.h"
 
 namespace fleetsched::bench::loadgen {
 

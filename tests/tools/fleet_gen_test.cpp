@@ -1,7 +1,7 @@
 // The corpus generator is the input of every benchmark: if it drifts between runs, or emits JSON
 // kube-scheduler would never send, the numbers mean nothing. These tests pin determinism, sizes,
 // validity and the shapes the plugins read.
-#include "bench/fleet/fleet_gen.h"
+#include "tools/fleet/fleet_gen.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "bench/fleet/cli.h"
+#include "tools/fleet/cli.h"
 
 namespace fleetsched::bench::fleet {
 namespace {

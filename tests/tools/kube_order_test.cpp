@@ -2,7 +2,7 @@
 // two tests are upstream's own test tables (k8s.io/kubernetes v1.36.3:
 // pkg/scheduler/framework/parallelize/parallelism_test.go TestChunkSizeFor and
 // pkg/scheduler/schedule_one_test.go TestNumFeasibleNodesToFind), not values computed here.
-#include "bench/loadgen/kube_order.h"
+#include "tools/loadgen/kube_order.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "bench/loadgen/null_extender.h"
+#include "tools/loadgen/null_extender.h"
 
 #include <arpa/inet.h>
 #include <llhttp.h>

@@ -1,11 +1,11 @@
-#include "bench/loadgen/cli.h"
+#include "tools/loadgen/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <memory>
 
-#include "bench/loadgen/loadgen.h"
-#include "bench/loadgen/null_extender.h"
+#include "tools/loadgen/loadgen.h"
+#include "tools/loadgen/null_extender.h"
 
 namespace fleetsched::bench::loadgen {
 

@@ -1,6 +1,6 @@
 // Percentiles are the load generator's whole output; a bucket mapping error would shift every
 // reported number silently.
-#include "bench/loadgen/latency_histogram.h"
+#include "tools/loadgen/latency_histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "bench/fleet/cli.h"
+#include "tools/fleet/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <map>
 #include <memory>
 
-#include "bench/fleet/fleet_gen.h"
+#include "tools/fleet/fleet_gen.h"
 
 namespace fleetsched::bench::fleet {
 

@@ -1,4 +1,4 @@
-#include "bench/fleet/fleet_gen.h"
+#include "tools/fleet/fleet_gen.h"
 
 #include <algorithm>
 #include <array>
