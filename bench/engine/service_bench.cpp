@@ -30,7 +30,7 @@ namespace fleetsched::engine {
 namespace {
 
 namespace fs = std::filesystem;
-namespace fleet = bench::fleet;
+namespace fleet = tools::fleet;
 
 // One padded request body, as the reactor hands it over.
 struct Body {
@@ -121,7 +121,7 @@ Fixture& fixture() {
       names.push_back(s.name);
       zoneOf.push_back(s.zone);
     }
-    const std::vector<uint32_t> snapshotOrder = bench::loadgen::kubeZoneRoundRobin(zoneOf);
+    const std::vector<uint32_t> snapshotOrder = tools::loadgen::kubeZoneRoundRobin(zoneOf);
     std::mt19937_64 rng(fo.seed);
     for (int order = 0; order < 2; ++order) {
       Fixture::Pods& p = fx->orders[order];
@@ -129,7 +129,7 @@ Fixture& fixture() {
         std::vector<std::string> list = names;
         if (order == 0) {
           list.clear();
-          for (uint32_t at : bench::loadgen::kubeFilterOrder(names.size(), 0, names.size(), 16, rng)) {
+          for (uint32_t at : tools::loadgen::kubeFilterOrder(names.size(), 0, names.size(), 16, rng)) {
             list.push_back(names[snapshotOrder[at]]);
           }
         }

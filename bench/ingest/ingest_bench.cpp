@@ -55,6 +55,7 @@ namespace fleetsched::bench::ingest {
 namespace {
 
 using namespace std::chrono_literals;
+namespace fleet = tools::fleet;
 
 struct LoadedPolicy {
   engine::IngestPriority ingest, feeder;

@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
   fleetsched::cmd::addServeCommand(app, serve);
   fleetsched::replay::Options replay;
   fleetsched::replay::addReplayCommand(app, replay);
-  fleetsched::bench::fleet::addGenFleetCommand(app);
-  fleetsched::bench::loadgen::addLoadgenCommand(app);
-  fleetsched::bench::loadgen::addNullExtenderCommand(app);
+  fleetsched::tools::fleet::addGenFleetCommand(app);
+  fleetsched::tools::loadgen::addLoadgenCommand(app);
+  fleetsched::tools::loadgen::addNullExtenderCommand(app);
   fleetsched::cmd::addVersionCommand(app);
   fleetsched::cmd::addHelpCommand(app);
 

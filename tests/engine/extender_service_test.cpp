@@ -220,23 +220,23 @@ TEST_F(ServiceTest, PreemptKeepsOnlyTheVictimsWhoseGpusThePodNeeds) {
 
 struct FleetFiles {
   fs::path dir;
-  bench::fleet::FleetGenerator fleet;
-  bench::fleet::PodGenerator bound;
+  tools::fleet::FleetGenerator fleet;
+  tools::fleet::PodGenerator bound;
   std::map<std::string, int> gpusUsed;  // node → GPUs held by bound pods
   ~FleetFiles() { fs::remove_all(dir); }
 };
 
 std::unique_ptr<FleetFiles> makeFleet(size_t nodes, size_t boundPods) {
-  bench::fleet::FleetOptions fo;
+  tools::fleet::FleetOptions fo;
   fo.nodes = nodes;
   fo.seed = 11;
-  bench::fleet::PodOptions po;
+  tools::fleet::PodOptions po;
   po.pods = boundPods;
   po.seed = 12;
   po.namePrefix = "bound-";
   auto f = std::unique_ptr<FleetFiles>(new FleetFiles{
       fs::temp_directory_path() / ("fleetsched-svc-" + std::to_string(::getpid()) + "-" + std::to_string(nodes)),
-      bench::fleet::FleetGenerator(fo), bench::fleet::PodGenerator(po), {}});
+      tools::fleet::FleetGenerator(fo), tools::fleet::PodGenerator(po), {}});
   fs::create_directories(f->dir);
   f->bound.bindToFleet(f->fleet);
   for (size_t i = 0; i < f->bound.size(); ++i) {
@@ -244,20 +244,20 @@ std::unique_ptr<FleetFiles> makeFleet(size_t nodes, size_t boundPods) {
     if (!p.nodeName.empty()) f->gpusUsed[p.nodeName] += p.gpus;
   }
   std::FILE* n = std::fopen((f->dir / "nodes.json").c_str(), "w");
-  bench::fleet::writeNodeList(n, f->fleet, bench::fleet::JsonValue::Style::kKubectl);
+  tools::fleet::writeNodeList(n, f->fleet, tools::fleet::JsonValue::Style::kKubectl);
   std::fclose(n);
   std::FILE* p = std::fopen((f->dir / "pods.json").c_str(), "w");
-  bench::fleet::writePodList(p, f->bound, bench::fleet::JsonValue::Style::kKubectl, /*onlyBound=*/true);
+  tools::fleet::writePodList(p, f->bound, tools::fleet::JsonValue::Style::kKubectl, /*onlyBound=*/true);
   std::fclose(p);
   return f;
 }
 
 // The generated pod mix of `count` pods drawn from `seed`.
-bench::fleet::PodGenerator podMix(size_t count, uint64_t seed) {
-  bench::fleet::PodOptions po;
+tools::fleet::PodGenerator podMix(size_t count, uint64_t seed) {
+  tools::fleet::PodOptions po;
   po.pods = count;
   po.seed = seed;
-  return bench::fleet::PodGenerator(po);
+  return tools::fleet::PodGenerator(po);
 }
 
 // The NodeNames a filter reply kept, in reply order.
@@ -270,10 +270,10 @@ std::vector<std::string> keptNames(std::string_view filterReply) {
 
 // A pending 2-GPU pod that does not tolerate spot.
 std::string twoGpuPod() {
-  bench::fleet::PodGenerator pods = podMix(200, 99);
+  tools::fleet::PodGenerator pods = podMix(200, 99);
   for (size_t i = 0; i < pods.size(); ++i) {
     const auto& s = pods.summary(i);
-    if (s.kind == bench::fleet::PodKind::kGpu2 && !s.spotTolerant) return pods.podWire(i);
+    if (s.kind == tools::fleet::PodKind::kGpu2 && !s.spotTolerant) return pods.podWire(i);
   }
   ADD_FAILURE() << "no 2-GPU pod in the generated mix";
   return {};
@@ -286,7 +286,7 @@ TEST_F(ServiceTest, FiveThousandNodeNamesFilterThenPrioritize) {
   for (const auto& s : f->fleet.summaries()) names.push_back(s.name);
   names.push_back("not-a-node");
   std::string body;
-  bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+  tools::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
 
   Answer filtered = call(Verb::Filter, body);
   ASSERT_EQ(filtered.status, 200);
@@ -311,7 +311,7 @@ TEST_F(ServiceTest, FiveThousandNodeNamesFilterThenPrioritize) {
   for (const auto& s : f->fleet.summaries()) {
     int freeGpus = s.gpuCount - f->gpusUsed[s.name];
     // Cordoned nodes are kube-scheduler's NodeUnschedulable plugin's business, not ours.
-    bool fits = s.gpu != nullptr && freeGpus >= 2 && s.capacityType == bench::fleet::CapacityType::kOnDemand;
+    bool fits = s.gpu != nullptr && freeGpus >= 2 && s.capacityType == tools::fleet::CapacityType::kOnDemand;
     if (fits) ++expected;
     if (!fits) {
       EXPECT_EQ(passing.count(s.name), 0u) << s.name << " free " << freeGpus;
@@ -347,7 +347,7 @@ TEST_F(ServiceTest, FiveHundredFullNodesEchoTheInputObjects) {
   std::vector<std::string> wires;
   for (size_t i = 0; i < f->fleet.size(); ++i) wires.push_back(f->fleet.nodeWire(i));
   std::string body;
-  bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+  tools::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
   EXPECT_GT(body.size(), 500u * 10 * 1024);
 
   Answer filtered = call(Verb::Filter, body);
@@ -398,7 +398,7 @@ TEST_F(ServiceTest, GarbageInsideSkippedNodeFieldsNeverEchoesInvalidJson) {
       wires.push_back(std::move(w));
     }
     std::string body;
-    bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+    tools::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
     for (int round = 0; round < 2; ++round) {  // the second time, from the decoder's memo if anywhere
       Answer a = call(Verb::Filter, body);
       if (a.status == 200) {
@@ -414,7 +414,7 @@ TEST_F(ServiceTest, GarbageInsideSkippedNodeFieldsNeverEchoesInvalidJson) {
   std::vector<std::string> wires;
   for (size_t i = 0; i < f->fleet.size(); ++i) wires.push_back(f->fleet.nodeWire(i));
   std::string body;
-  bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+  tools::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
   Answer a = call(Verb::Filter, body);
   ASSERT_EQ(a.status, 200) << a.body;
   simdjson::dom::parser parser;
@@ -477,7 +477,7 @@ TEST_F(FastPathTest, RepeatedFullNodesAnswerLikeAFreshService) {
   std::vector<std::string> wires;
   for (size_t i = 0; i < f->fleet.size(); ++i) wires.push_back(f->fleet.nodeWire(i));
   std::string body;
-  bench::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
+  tools::fleet::appendFullNodesArgs(body, twoGpuPod(), wires);
   expectLikeFresh(body, "first");
   expectLikeFresh(body, "repeated");
   Counter& reused = metrics_.counter("full_nodes_reused_total", "");
@@ -491,7 +491,7 @@ TEST_F(FastPathTest, RepeatedFullNodesAnswerLikeAFreshService) {
   size_t at = wires[node].rfind(gpus) + gpus.size();
   wires[node].replace(at, wires[node].find('"', at) - at, "0");
   std::string changed;
-  bench::fleet::appendFullNodesArgs(changed, twoGpuPod(), wires);
+  tools::fleet::appendFullNodesArgs(changed, twoGpuPod(), wires);
   const uint64_t before = reused.value();
   Answer a = call(Verb::Filter, changed);
   EXPECT_EQ(a.body, fresh(Verb::Filter, changed).body);
@@ -559,7 +559,7 @@ TEST_F(FastPathTest, RepeatedListFollowsNodesAddedAndDeleted) {
 TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
   auto f = makeFleet(300, 200);
   std::vector<std::string> names = loadFleet(*f);
-  bench::fleet::PodGenerator pods = podMix(40, 7);
+  tools::fleet::PodGenerator pods = podMix(40, 7);
   // One pod of each kind and spot tolerance first (they keep different nodes), then the rest.
   std::vector<size_t> order;
   std::set<std::pair<int, bool>> kinds;
@@ -575,12 +575,12 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
     std::set<std::string> distinct;
     for (size_t i = 0; i < inFlight; ++i) {
       std::string body;
-      bench::fleet::appendNodeNamesArgs(body, pods.podWire(order[i]), names);
+      tools::fleet::appendNodeNamesArgs(body, pods.podWire(order[i]), names);
       Answer filtered = call(Verb::Filter, body);
       ASSERT_EQ(filtered.status, 200);
       const std::vector<std::string> kept = keptNames(filtered.body);
       std::string next;
-      bench::fleet::appendNodeNamesArgs(next, pods.podWire(order[i]), kept);
+      tools::fleet::appendNodeNamesArgs(next, pods.podWire(order[i]), kept);
       prioritizeBodies.push_back(next);
       distinct.insert(next.substr(next.find(R"("NodeNames")")));
     }
@@ -597,20 +597,20 @@ TEST_F(FastPathTest, InterleavedPodsFindTheListTheirFilterKept) {
 TEST_F(FastPathTest, PrioritizeScoresOnlyNodesThatStillFit) {
   auto f = makeFleet(300, 200);
   std::vector<std::string> names = loadFleet(*f);
-  bench::fleet::PodGenerator pods = podMix(200, 99);
+  tools::fleet::PodGenerator pods = podMix(200, 99);
   std::string eightGpus;
   for (size_t i = 0; i < pods.size() && eightGpus.empty(); ++i) {
-    if (pods.summary(i).kind == bench::fleet::PodKind::kGpu8) eightGpus = pods.podWire(i);
+    if (pods.summary(i).kind == tools::fleet::PodKind::kGpu8) eightGpus = pods.podWire(i);
   }
   ASSERT_FALSE(eightGpus.empty());
   // The filter for the 2-GPU pod, and the prioritize body of what it kept.
   auto filterTwoGpus = [&](std::vector<std::string>& kept) {
     std::string body;
-    bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+    tools::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
     Answer a = call(Verb::Filter, body);
     kept = keptNames(a.body);
     std::string next;
-    bench::fleet::appendNodeNamesArgs(next, twoGpuPod(), kept);
+    tools::fleet::appendNodeNamesArgs(next, twoGpuPod(), kept);
     return next;
   };
   std::vector<std::string> kept;
@@ -634,7 +634,7 @@ TEST_F(FastPathTest, PrioritizeScoresOnlyNodesThatStillFit) {
   // Another pod sends the list the 2-GPU pod's filter kept: it is filtered for what it needs.
   body = filterTwoGpus(kept);
   std::string other;
-  bench::fleet::appendNodeNamesArgs(other, eightGpus, kept);
+  tools::fleet::appendNodeNamesArgs(other, eightGpus, kept);
   EXPECT_EQ(call(Verb::Prioritize, other).body, fresh(Verb::Prioritize, other).body);
 
   // The same pod asking for 8 GPUs instead of 2: a body of the same length around the same list,
@@ -653,16 +653,16 @@ TEST_F(FastPathTest, PrioritizeScoresOnlyNodesThatStillFit) {
   std::vector<std::string> twins;
   for (size_t i = 0; i < pods.size() && twins.size() < 2; ++i) {
     const auto& p = pods.summary(i);
-    if (p.kind == bench::fleet::PodKind::kGpu2 && !p.spotTolerant) twins.push_back(pods.podWire(i));
+    if (p.kind == tools::fleet::PodKind::kGpu2 && !p.spotTolerant) twins.push_back(pods.podWire(i));
   }
   ASSERT_EQ(twins.size(), 2u);
   std::vector<std::string> lists[2];
   std::string prioritizeBodies[2];
   for (int t = 0; t < 2; ++t) {
     std::string filterBody;
-    bench::fleet::appendNodeNamesArgs(filterBody, twins[t], names);
+    tools::fleet::appendNodeNamesArgs(filterBody, twins[t], names);
     lists[t] = keptNames(call(Verb::Filter, filterBody).body);
-    bench::fleet::appendNodeNamesArgs(prioritizeBodies[t], twins[t], lists[t]);
+    tools::fleet::appendNodeNamesArgs(prioritizeBodies[t], twins[t], lists[t]);
   }
   ASSERT_EQ(lists[0], lists[1]);
   for (int t = 0; t < 2; ++t) {
@@ -676,7 +676,7 @@ TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
   auto f = makeFleet(300, 200);  // five chunks of 64 ids
   std::vector<std::string> names = loadFleet(*f);
   std::string body;
-  bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+  tools::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
   expectLikeFresh(body, "first");
   // Fill whole nodes' GPUs one node at a time, in the first and the last chunk, then free one.
   std::vector<std::string> placed;
@@ -698,7 +698,7 @@ TEST_F(FastPathTest, NodeColumnsFollowPodEventsChunkByChunk) {
   cache_.upsertNode(cache::testing::NodeMaker(strings_, "late-joiner").gpus(8).build());
   names.push_back("late-joiner");
   body.clear();
-  bench::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
+  tools::fleet::appendNodeNamesArgs(body, twoGpuPod(), names);
   expectLikeFresh(body, "after a node joined");
 }
 

@@ -16,7 +16,7 @@
 
 #include "tools/fleet/cli.h"
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 namespace {
 
 std::string listToString(const FleetGenerator& fleet, JsonValue::Style style) {
@@ -341,4 +341,4 @@ TEST(FleetGen, EscapesLikeGo) {
 }
 
 }  // namespace
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 namespace {
 
 TEST(KubeOrder, ChunkSizeFollowsUpstreamTable) {
@@ -69,4 +69,4 @@ TEST(KubeOrder, ZonesAreTakenRoundRobin) {
 }
 
 }  // namespace
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

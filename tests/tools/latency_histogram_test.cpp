@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 namespace {
 
 TEST(LatencyHistogram, BucketsCoverEveryValueContiguously) {
@@ -67,4 +67,4 @@ TEST(LatencyHistogram, MergeAddsCounts) {
 }
 
 }  // namespace
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

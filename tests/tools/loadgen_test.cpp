@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 namespace {
 
 // Answers filter with the first `keep` nodes of the request (NodeNames or Nodes, as sent) and
@@ -383,4 +383,4 @@ TEST(Loadgen, ReportsRenderTheResult) {
 }
 
 }  // namespace
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -11,7 +11,7 @@
 
 #include "tools/fleet/fleet_gen.h"
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 namespace {
 
@@ -192,4 +192,4 @@ CLI::App* addGenFleetCommand(CLI::App& app) {
   return cmd;
 }
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

@@ -10,7 +10,7 @@ namespace CLI {
 class App;
 }
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 struct GenFleetOptions {
   std::string outDir = "corpus";
@@ -36,4 +36,4 @@ int runGenFleet(const GenFleetOptions& options);
 // result into CLI::RuntimeError (fleetsched exits with that code).
 CLI::App* addGenFleetCommand(CLI::App& app);
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <ctime>
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 namespace {
 
@@ -1121,4 +1121,4 @@ void appendFullNodesArgs(std::string& out, std::string_view podWire, std::span<c
   out += fullArgsTail(nodeWires);
 }
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

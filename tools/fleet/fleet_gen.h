@@ -21,7 +21,7 @@
 
 #include "tools/fleet/json_value.h"
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 // The seed extender's per-GPU memory label (MiB, like nvidia.com/gpu.memory). The Go peers
 // score by it, so every GPU node carries it.
@@ -154,4 +154,4 @@ std::string fullArgsTail(std::span<const std::string> nodeWires);
 inline constexpr std::string_view kNodeNamesArgsHead = R"({"Pod":)";
 std::string nodeNamesArgsTail(std::span<const std::string> nodeNames);
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

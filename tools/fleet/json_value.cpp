@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 JsonValue JsonValue::boolean(bool b) {
   JsonValue v;
@@ -146,4 +146,4 @@ void JsonValue::writeIndented(std::string& out, Style style, int depth) const {
   }
 }
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace fleetsched::bench::fleet {
+namespace fleetsched::tools::fleet {
 
 class JsonValue {
  public:
@@ -71,4 +71,4 @@ class JsonValue {
 // HTML-safe escapes of <, > and &).
 void appendJsonString(std::string& out, std::string_view s);
 
-}  // namespace fleetsched::bench::fleet
+}  // namespace fleetsched::tools::fleet

@@ -7,7 +7,7 @@
 #include "tools/loadgen/loadgen.h"
 #include "tools/loadgen/null_extender.h"
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 CLI::App* addLoadgenCommand(CLI::App& app) {
   auto o = std::make_shared<LoadgenOptions>();
@@ -129,4 +129,4 @@ CLI::App* addNullExtenderCommand(CLI::App& app) {
   return cmd;
 }
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -6,7 +6,7 @@ namespace CLI {
 class App;
 }
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 // Adds the `loadgen` subcommand; a non-zero exit code from runLoadgen becomes CLI::RuntimeError.
 CLI::App* addLoadgenCommand(CLI::App& app);
@@ -15,4 +15,4 @@ CLI::App* addLoadgenCommand(CLI::App& app);
 // runNullExtender's exit code 2 becomes a usage error, 1 a failure.
 CLI::App* addNullExtenderCommand(CLI::App& app);
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

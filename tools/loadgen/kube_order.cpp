@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 size_t kubeChunkSize(size_t nodes, int parallelism) {
   size_t s = static_cast<size_t>(std::sqrt(static_cast<double>(nodes)));
@@ -85,4 +85,4 @@ std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<std::string_view>& zo
   return out;
 }
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

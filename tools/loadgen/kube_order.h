@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 // kube-scheduler's defaults for the two knobs the order depends on. The project's manifests set
 // percentageOfNodesToScore: 100 (a selective GPU filter must see every node).
@@ -48,4 +48,4 @@ std::vector<uint32_t> kubeFilterOrder(size_t nodes, size_t start, size_t count, 
 // input order within a zone), taken round robin as nodeTree.list() does.
 std::vector<uint32_t> kubeZoneRoundRobin(const std::vector<std::string_view>& zoneOfNode);
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 namespace {
 constexpr uint64_t kExact = uint64_t{1} << LatencyHistogram::kSubBits;  // 256
@@ -59,4 +59,4 @@ uint64_t LatencyHistogram::percentile(double percentile) const {
   return max_;
 }
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

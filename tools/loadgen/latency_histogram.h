@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 class LatencyHistogram {
  public:
@@ -46,4 +46,4 @@ class LatencyHistogram {
   uint64_t min_ = UINT64_MAX;
 };
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -20,7 +20,7 @@
 #include "tools/fleet/fleet_gen.h"
 #include "tools/loadgen/kube_order.h"
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 namespace {
 
@@ -962,4 +962,4 @@ int runLoadgen(const LoadgenOptions& o) {
   return errors ? 3 : 0;
 }
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -25,7 +25,7 @@
 
 #include "tools/loadgen/latency_histogram.h"
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 enum class ArgsMode : uint8_t { kNodeNames, kFull };
 enum class NodeOrder : uint8_t { kKubeScheduler, kRepeated };
@@ -98,4 +98,4 @@ std::string formatSvg(const LoadgenOptions& options, const LoadgenResult& result
 // failed, 3 when any request failed.
 int runLoadgen(const LoadgenOptions& options);
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 namespace {
 
@@ -147,4 +147,4 @@ int runNullExtender(const NullExtenderOptions& options) {
   return uv_run(loop, UV_RUN_DEFAULT);
 }
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen

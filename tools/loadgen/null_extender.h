@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace fleetsched::bench::loadgen {
+namespace fleetsched::tools::loadgen {
 
 struct NullExtenderOptions {
   std::string listen = "127.0.0.1:18999";  // HOST:PORT; port 0 picks a free one
@@ -24,4 +24,4 @@ struct NullExtenderOptions {
 // or HOST:PORT has no port, 1 when it cannot listen.
 int runNullExtender(const NullExtenderOptions& options);
 
-}  // namespace fleetsched::bench::loadgen
+}  // namespace fleetsched::tools::loadgen
