@@ -31,11 +31,11 @@ ALLOWED = {
     "engine/ingest": ["codec", "cache", "apiclient", "engine/reactor/metrics.h",
                       "engine/service/binder.h"],
     "replay": ["codec", "plugins"],
-    # Subcommands the binary serves (gen-fleet, loadgen).
-    "bench/fleet": [],
-    "bench/loadgen": ["bench/fleet"],
+    # Tools the binary serves as subcommands (gen-fleet, loadgen, null-extender).
+    "tools/fleet": [],
+    "tools/loadgen": ["tools/fleet"],
     "cmd": ["codec", "plugins", "cache", "apiclient", "engine/reactor", "engine/service",
-            "engine/ingest", "replay", "bench/fleet", "bench/loadgen"],
+            "engine/ingest", "replay", "tools/fleet", "tools/loadgen"],
 }
 
 # Third-party headers (by the first part of their path) a folder must not include.
@@ -49,7 +49,7 @@ GENERATED = {
 }
 
 # Every C++ file below these must belong to a folder of ALLOWED.
-CHECKED_ROOTS = ["codec", "plugins", "cache", "apiclient", "engine", "replay", "cmd"]
+CHECKED_ROOTS = ["codec", "plugins", "cache", "apiclient", "engine", "replay", "tools", "cmd"]
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
