@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "apiclient/k8s_names.h"
+#include "cache/binding.h"
 #include "codec/encoder.h"
 #include "codec/json_writer.h"
 #include "plugins/annotations.h"
@@ -524,35 +525,11 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }
 
-namespace {
-
-// Takes `c` off a copy of its node, as evicting the pod would.
-void uncharge(const cache::PodCharge& c, plugins::NodeInfo& n) {
-  n.usedMilliCpu -= c.milliCpu;
-  n.usedMemory -= c.memory;
-  n.usedPods -= 1;
-  for (uint8_t i = 0; i < c.scalarCount; ++i) {
-    for (uint8_t k = 0; k < n.scalarCount; ++k) {
-      if (n.scalars[k].name == c.scalars[i].name) n.scalars[k].used -= c.scalars[i].amount;
-    }
-  }
-  for (int g = 0; g < n.gpuCount; ++g) {
-    if ((c.gpuMask >> g) & 1U) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - c.gpuMilli));
-  }
-}
-
-bool resourcesFit(const plugins::PodInfo& pod, const plugins::NodeInfo& n) {
-  return n.allocMilliCpu - n.usedMilliCpu >= pod.milliCpu && n.allocMemory - n.usedMemory >= pod.memory &&
-         (n.allocPods == 0 || n.usedPods < n.allocPods);
-}
-
-}  // namespace
-
 bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node) {
   const plugins::NodeInfo* one[1] = {&node};
   statuses_.assign(1, plugins::Status{});
   profile.filter(state_, plugins::NodeSpan(one, 1), statuses_, scratch_);
-  return statuses_[0].ok() && resourcesFit(state_.pod, node);
+  return statuses_[0].ok() && cache::resourcesFit(state_.pod, node);
 }
 
 void ExtenderService::withWriter(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -660,7 +637,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
       for (size_t k = order_.size(); k-- > 0;) {  // lowest priority first
         ++needed;
         cache::PodCharge charge;
-        if (w.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) uncharge(charge, sim);
+        if (w.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) cache::uncharge(charge, sim);
         if (fitsAfterEviction(profile, sim)) {
           fits = true;
           break;
@@ -728,34 +705,12 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
     return "pod " + who + " was not filtered by fleetsched, so it cannot choose its GPUs; retrying will filter it";
   }
   const codec::Pod& pod = it->second->pod();
-  const plugins::NodeInfo* node = snap.find(a.node);
-  if (node == nullptr) return "node " + std::string(a.node) + " not found in fleetsched's cache";
-
-  // The node was feasible when filtered; re-check against what was reserved since.
-  const plugins::Profile& profile = config_.profileFor(pod);
-  const plugins::NodeInfo* one[1] = {node};
-  statuses_.assign(1, plugins::Status{});
-  profile.runFilter(pod, state_, snap, plugins::NodeSpan(one, 1), statuses_, scratch_);
-  if (!statuses_[0].ok()) return "node " + std::string(a.node) + " no longer fits pod " + who + ": " + std::string(statuses_[0].reason);
-  plugins::GpuAssignment gpus;
-  if (!profile.selectGpus(state_, *node, gpus)) return "no GPUs left for pod " + who + " on node " + std::string(a.node);
-
-  const plugins::PodInfo& info = state_.pod;
-  std::string workload;
-  cache::ReservationRequest r;
-  r.podUid = a.podUid;
-  r.node = a.node;
-  r.milliCpu = info.milliCpu;
-  r.memory = info.memory;
-  r.gpuResource = info.gpuResource;
-  r.gpuAmount = info.gpuCount;
-  r.gpus = gpus;
-  // Counted under the key the watch will count the bound pod under, so confirming it keeps the count.
-  if (cache_.interpretation().workloadKey(pod, workload)) r.workload = workload;
-  r.ttl = kReservationTtl;
-  cache::ReserveResult reserved = w.reserve(r, cache::Clock::now());
-  w.publish();
-  if (reserved == cache::ReserveResult::UnknownNode) return "node " + std::string(a.node) + " vanished from fleetsched's cache";
+  cache::Placement placed;
+  std::string refused = cache::reserveOnNode(config_.profileFor(pod), cache_.interpretation(), pod, snap, w, a.node,
+                                             kReservationTtl, state_, scratch_, statuses_, placed);
+  if (!refused.empty()) return refused;
+  const plugins::GpuAssignment& gpus = placed.gpus;
+  const cache::ReserveResult reserved = placed.result;
 
   BindingRequest b;
   b.podNamespace = a.podNamespace;

@@ -1,0 +1,80 @@
+#include "cache/binding.h"
+
+#include <algorithm>
+
+namespace fleetsched::cache {
+
+void uncharge(const PodCharge& c, plugins::NodeInfo& n) {
+  n.usedMilliCpu -= c.milliCpu;
+  n.usedMemory -= c.memory;
+  n.usedPods -= 1;
+  for (uint8_t i = 0; i < c.scalarCount; ++i) {
+    for (uint8_t k = 0; k < n.scalarCount; ++k) {
+      if (n.scalars[k].name == c.scalars[i].name) n.scalars[k].used -= c.scalars[i].amount;
+    }
+  }
+  for (int g = 0; g < n.gpuCount; ++g) {
+    if ((c.gpuMask >> g) & 1U) n.gpuUsedMilli[g] = static_cast<uint16_t>(std::max(0, n.gpuUsedMilli[g] - c.gpuMilli));
+  }
+}
+
+void charge(const plugins::PodInfo& pod, plugins::NodeInfo& n) {
+  n.usedMilliCpu += pod.milliCpu;
+  n.usedMemory += pod.memory;
+  n.usedPods += 1;
+  if (!pod.wantsGpu()) return;
+  for (uint8_t k = 0; k < n.scalarCount; ++k) {
+    if (n.scalars[k].name == pod.gpuResource) n.scalars[k].used += pod.gpuCount;
+  }
+  int32_t left = pod.gpuCount;
+  for (int g = 0; g < n.gpuCount && left > 0; ++g) {
+    if (n.gpuFreeMilli(g) >= pod.gpuMilli) {
+      n.gpuUsedMilli[g] = static_cast<uint16_t>(n.gpuUsedMilli[g] + pod.gpuMilli);
+      --left;
+    }
+  }
+}
+
+bool resourcesFit(const plugins::PodInfo& pod, const plugins::NodeInfo& n) {
+  return n.allocMilliCpu - n.usedMilliCpu >= pod.milliCpu && n.allocMemory - n.usedMemory >= pod.memory &&
+         (n.allocPods == 0 || n.usedPods < n.allocPods);
+}
+
+std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interpretation& interpretation,
+                          const codec::Pod& pod, const Snapshot& snap, Cache::Writer& w, std::string_view node,
+                          Clock::duration ttl, plugins::CycleState& state, plugins::ProfileScratch& scratch,
+                          std::vector<plugins::Status>& statuses, Placement& out) {
+  auto who = [&] { return std::string(pod.namespace_) + "/" + std::string(pod.name); };
+  const plugins::NodeInfo* info = snap.find(node);
+  if (info == nullptr) return "node " + std::string(node) + " not found in fleetsched's cache";
+
+  // The node was feasible when filtered; re-check against what was reserved since.
+  const plugins::NodeInfo* one[1] = {info};
+  statuses.assign(1, plugins::Status{});
+  profile.runFilter(pod, state, snap, plugins::NodeSpan(one, 1), statuses, scratch);
+  if (!statuses[0].ok()) {
+    return "node " + std::string(node) + " no longer fits pod " + who() + ": " + std::string(statuses[0].reason);
+  }
+  out.gpus = {};
+  if (!profile.selectGpus(state, *info, out.gpus)) return "no GPUs left for pod " + who() + " on node " + std::string(node);
+
+  const plugins::PodInfo& p = state.pod;
+  std::string workload;
+  ReservationRequest r;
+  r.podUid = pod.uid;
+  r.node = node;
+  r.milliCpu = p.milliCpu;
+  r.memory = p.memory;
+  r.gpuResource = p.gpuResource;
+  r.gpuAmount = p.gpuCount;
+  r.gpus = out.gpus;
+  // Counted under the key the watch will count the bound pod under, so confirming it keeps the count.
+  if (interpretation.workloadKey(pod, workload)) r.workload = workload;
+  r.ttl = ttl;
+  out.result = w.reserve(r, Clock::now());
+  w.publish();
+  if (out.result == ReserveResult::UnknownNode) return "node " + std::string(node) + " vanished from fleetsched's cache";
+  return {};
+}
+
+}  // namespace fleetsched::cache
