@@ -1,0 +1,88 @@
+package capi
+
+import (
+	"strings"
+	"testing"
+)
+
+func node(name string, gpus string) []byte {
+	return []byte(`{"metadata":{"name":"` + name + `","labels":{"nvidia.com/gpu.product":"Tesla-T4"}},` +
+		`"status":{"allocatable":{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"` + gpus + `"}}}`)
+}
+
+func pod(uid string, gpus string) []byte {
+	return []byte(`{"metadata":{"name":"` + uid + `","namespace":"ml","uid":"` + uid + `"},"spec":{"containers":[` +
+		`{"name":"c","resources":{"limits":{"nvidia.com/gpu":"` + gpus + `"}}}]}}`)
+}
+
+func TestEngineDecidesThroughTheABI(t *testing.T) {
+	e, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for i, n := range []string{"a", "b", "c"} {
+		if err := e.UpsertNode(node(n, []string{"1", "2", "4"}[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A verdict buffer too small for the snapshot grows.
+	c, err := e.PreFilter(pod("p", "2"), make([]byte, 1))
+	if err != nil || c.Code != Success {
+		t.Fatalf("prefilter: %v %v", c.Code, err)
+	}
+	set, names := e.NodeNames()
+	if set != c.NameSet || len(names) != len(c.Verdict) {
+		t.Fatalf("names %v (set %d) for %d verdicts (set %d)", names, set, len(c.Verdict), c.NameSet)
+	}
+	passed := map[string]bool{}
+	for id, v := range c.Verdict {
+		if v == Pass {
+			passed[names[id]] = true
+		} else if v != Hole {
+			code, reason := e.Reason(v)
+			if code == Success || reason == "" {
+				t.Errorf("node %s: failure %d has code %d reason %q", names[id], v, code, reason)
+			}
+		}
+	}
+	if len(passed) != 2 || passed["a"] || c.Feasible != 2 {
+		t.Fatalf("passed %v, feasible %d", passed, c.Feasible)
+	}
+	idx, code, reason := e.Reserve(pod("p", "2"), "b")
+	if code != Success || idx != "0-1" {
+		t.Fatalf("reserve: %q %d %s", idx, code, reason)
+	}
+	if _, code, reason = e.Reserve(pod("q", "1"), "b"); code != Unschedulable || !strings.Contains(reason, "b") {
+		t.Fatalf("reserve on a full node: %d %q", code, reason)
+	}
+	e.Unreserve("p")
+	if s := e.Stats(); s.Nodes != 3 || s.ReservationsLive != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestEngineRefusesWhatItCannotRead(t *testing.T) {
+	if _, err := New([]byte("profiles: [")); err == nil {
+		t.Fatal("a broken configuration was accepted")
+	}
+	e, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, bad := range []string{"", "{", `{"metadata":{"name":7}}`, "\x00\xff"} {
+		if e.UpsertNode([]byte(bad)) == nil || e.UpsertPod([]byte(bad)) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+		if _, err := e.PreFilter([]byte(bad), nil); err == nil {
+			t.Errorf("prefilter of %q accepted", bad)
+		}
+	}
+	if err := e.UpsertNode(node("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := e.PreFilter(pod("p", "1"), nil); err != nil || c.Feasible != 1 {
+		t.Fatalf("after bad input: %+v %v", c, err)
+	}
+}

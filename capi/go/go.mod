@@ -1,0 +1,3 @@
+module fleetsched/capi
+
+go 1.26.0
