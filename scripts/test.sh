@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds and runs every test:
 #   1. the unit, golden and loopback suites in a release build;
-#   2. the end-to-end suite: a real etcd, kube-apiserver and kube-scheduler (built from the Go
-#      module proxy and cached per machine) calling fleetsched as an extender;
-#   3. a small benchmark comparison against the Go peer extenders (runs, reports; asserts nothing);
-#   4. the deploy checks (helm lint/template, manifest rules);
-#   5. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer (without the
+#   2. fleetsched-scheduler (kube-scheduler with the in-process Fleetsched plugin) and its Go tests;
+#   3. the end-to-end suite: a real etcd, kube-apiserver and kube-scheduler (built from the Go
+#      module proxy and cached per machine) calling fleetsched as an extender, and
+#      fleetsched-scheduler deciding in process;
+#   4. a small benchmark comparison against the Go peer extenders (runs, reports; asserts nothing);
+#   5. the deploy checks (helm lint/template, manifest rules);
+#   6. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer (without the
 #      published-table replay guard, which needs an optimised build).
 # While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1,
 # FLEETSCHED_SKIP_SANITIZE=1.
@@ -28,6 +30,14 @@ step "release build"
 ninja -C build -j "$jobs"
 step "unit, golden and loopback tests"
 meson test -C build --print-errorlogs --num-processes "$jobs"
+
+step "fleetsched-scheduler (in-process plugin): build, Go tests"
+scripts/build-scheduler.sh build
+export FLEETSCHED_SCHEDULER_BIN="$PWD/build/scheduler/fleetsched-scheduler"
+for module in capi/go scheduler; do
+  (cd "$module" && GOTOOLCHAIN=local CGO_ENABLED=1 CGO_LDFLAGS="-L$PWD/../../build/capi" \
+    go test -mod=readonly -count=1 ./...)
+done
 
 if [ "${FLEETSCHED_SKIP_E2E:-0}" != 1 ]; then
   step "end-to-end tests"

@@ -79,18 +79,8 @@ buildOne() { # buildOne MODULE_DIR OUT_DIR NAME PACKAGE LDFLAGS
   echo "build-components: $name built in $((SECONDS - start)) s" >&2
 }
 
-# Same variables upstream's hack/lib/version.sh sets; without them the binaries
-# report v0.0.0-master and clients see no real server version.
-minor=${k8sVersion#v1.}
-minor=${minor%%.*}
-k8sLdflags="-s -w \
- -X k8s.io/component-base/version.gitVersion=$k8sVersion \
- -X k8s.io/component-base/version.gitMajor=1 \
- -X k8s.io/component-base/version.gitMinor=$minor \
- -X k8s.io/component-base/version.gitTreeState=clean \
- -X k8s.io/client-go/pkg/version.gitVersion=$k8sVersion \
- -X k8s.io/client-go/pkg/version.gitMajor=1 \
- -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+. "$here/../../scripts/k8s-ldflags.sh"
+k8sLdflags=$(fleetsched_k8s_ldflags "$k8sVersion")
 
 total=$SECONDS
 # etcd first: it is the smallest, so a broken toolchain shows up early.

@@ -1,0 +1,528 @@
+// Package plugin is fleetsched as a scheduling-framework plugin: kube-scheduler calls it in
+// process and every decision comes from fleetsched's C++ engine through the C ABI (package capi),
+// the same code `fleetsched serve` answers the extender protocol with.
+//
+// Extension points:
+//
+//	PreFilter   the engine decides every node for the pod once, against one snapshot; when a
+//	            pod fits only a few nodes the PreFilterResult names them
+//	Filter      looks the node's verdict up (preemption's what-if, below, asks the engine)
+//	AddPod /    record, per node, the pods preemption removes or nominated pods it adds;
+//	RemovePod   Filter then asks the engine about that node with those changes applied
+//	PreScore /  the engine scores the feasible nodes once; Score looks them up (0..100: the
+//	Score       profile's weighted total, ranked exactly as the extender's prioritize ranks it)
+//	Reserve /   the engine picks the pod's GPUs and charges them at once (the next pod sees
+//	Unreserve   them); Unreserve releases the charge, so assume/forget leaves nothing behind
+//	Bind        GPU pods with per-GPU assignment are bound with a Binding that carries
+//	            fleetsched.io/gpu-index (one API call, as the extender's binder does); every
+//	            other pod is left to DefaultBinder (Skip)
+//	EventsToRegister  pods rejected here retry when nodes are added or change allocatable,
+//	            labels or taints, and when an assigned pod goes away
+//	SignPod     pods whose decision depends only on the node get a signature; pods the Zone
+//	            plugin spreads by workload do not (their scores change with every placement)
+//
+// State: the engine's cache is fed from kube-scheduler's own shared informers (the handle's
+// factory), so kube-apiserver sees one watch of pods and one of nodes per scheduler process.
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"fleetsched/capi"
+)
+
+// Name is the plugin's name in KubeSchedulerConfiguration.
+const Name = "Fleetsched"
+
+const (
+	stateKey fwk.StateKey = Name
+	// A PreFilterResult names the feasible nodes when there are at most this many: kube-scheduler
+	// then runs the other Filter plugins on those alone. 100 is kube-scheduler's own floor on the
+	// nodes it looks for (minFeasibleNodesToFind), below which it would visit every node anyway.
+	fewNodes = 100
+
+	annotationGpuIndex   = "fleetsched.io/gpu-index"
+	annotationAssumeTime = "fleetsched.io/assume-time"
+)
+
+// Plugin is one engine behind the framework's extension points.
+type Plugin struct {
+	handle fwk.Handle
+	engine *capi.Engine
+	synced []cache.ResourceEventHandlerRegistration
+
+	mu    sync.RWMutex
+	names *nameIndex // the id -> name map of the engine's last snapshot
+}
+
+type nameIndex struct {
+	set  uint64
+	byID []string
+	ids  map[string]uint32
+}
+
+var (
+	_ fwk.PreFilterPlugin     = (*Plugin)(nil)
+	_ fwk.FilterPlugin        = (*Plugin)(nil)
+	_ fwk.PreFilterExtensions = (*Plugin)(nil)
+	_ fwk.PreScorePlugin      = (*Plugin)(nil)
+	_ fwk.ScorePlugin         = (*Plugin)(nil)
+	_ fwk.ReservePlugin       = (*Plugin)(nil)
+	_ fwk.BindPlugin          = (*Plugin)(nil)
+	_ fwk.EnqueueExtensions   = (*Plugin)(nil)
+	_ fwk.SignPlugin          = (*Plugin)(nil)
+)
+
+// Args reads the plugin's args: a FleetschedConfiguration (what `fleetsched serve --config`
+// reads), or nothing for the default profile.
+func Args(obj runtime.Object) ([]byte, error) {
+	switch a := obj.(type) {
+	case nil:
+		return nil, nil
+	case *runtime.Unknown:
+		return a.Raw, nil
+	default:
+		return nil, fmt.Errorf("%s: args of type %T; want a FleetschedConfiguration", Name, obj)
+	}
+}
+
+// New is the plugin factory for app.WithPlugin.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	config, err := Args(obj)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := capi.New(config)
+	if err != nil {
+		return nil, fmt.Errorf("%s args: %w", Name, err)
+	}
+	p := &Plugin{handle: h, engine: engine, names: &nameIndex{}}
+	track(engine)
+	if h != nil && h.SharedInformerFactory() != nil {
+		if err := p.follow(ctx, h); err != nil {
+			engine.Close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// NewWithEngine is New for tests: an engine fed by the caller.
+func NewWithEngine(engine *capi.Engine, h fwk.Handle) *Plugin {
+	return &Plugin{handle: h, engine: engine, names: &nameIndex{}}
+}
+
+func (p *Plugin) Name() string { return Name }
+
+// Engine is the plugin's engine (tests feed it directly).
+func (p *Plugin) Engine() *capi.Engine { return p.engine }
+
+// follow feeds the engine from the scheduler's own informers: no second watch.
+func (p *Plugin) follow(ctx context.Context, h fwk.Handle) error {
+	logger := klog.FromContext(ctx)
+	nodes := h.SharedInformerFactory().Core().V1().Nodes().Informer()
+	pods := h.SharedInformerFactory().Core().V1().Pods().Informer()
+	nodeReg, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.upsertNode(logger, obj) },
+		UpdateFunc: func(_, obj any) { p.upsertNode(logger, obj) },
+		DeleteFunc: func(obj any) {
+			if n, ok := unwrap(obj).(*v1.Node); ok {
+				p.engine.DeleteNode(n.Name)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	podReg, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.upsertPod(logger, obj) },
+		UpdateFunc: func(_, obj any) { p.upsertPod(logger, obj) },
+		DeleteFunc: func(obj any) {
+			if pod, ok := unwrap(obj).(*v1.Pod); ok {
+				p.engine.DeletePod(string(pod.UID))
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	p.synced = []cache.ResourceEventHandlerRegistration{nodeReg, podReg}
+	return nil
+}
+
+func unwrap(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+func (p *Plugin) upsertNode(logger klog.Logger, obj any) {
+	n, ok := obj.(*v1.Node)
+	if !ok {
+		return
+	}
+	// What the engine reads of a node is metadata, spec and allocatable: leave out the status
+	// parts that make most of its bytes (images, conditions, addresses).
+	slim := v1.Node{ObjectMeta: n.ObjectMeta, Spec: n.Spec, Status: v1.NodeStatus{Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity}}
+	slim.ManagedFields = nil
+	b, err := json.Marshal(&slim)
+	if err == nil {
+		err = p.engine.UpsertNode(b)
+	}
+	if err != nil {
+		logger.Error(err, "fleetsched: node not taken", "node", n.Name)
+	}
+}
+
+func (p *Plugin) upsertPod(logger klog.Logger, obj any) {
+	pod, ok := obj.(*v1.Pod)
+	// Pods not bound yet hold nothing; the engine charges bound pods (and its own reservations).
+	if !ok || pod.Spec.NodeName == "" {
+		return
+	}
+	b, err := podJSON(pod)
+	if err == nil {
+		err = p.engine.UpsertPod(b)
+	}
+	if err != nil {
+		logger.Error(err, "fleetsched: pod not taken", "pod", klog.KObj(pod))
+	}
+}
+
+func podJSON(pod *v1.Pod) ([]byte, error) {
+	if len(pod.ManagedFields) == 0 {
+		return json.Marshal(pod)
+	}
+	slim := *pod
+	slim.ManagedFields = nil
+	return json.Marshal(&slim)
+}
+
+func (p *Plugin) hasSynced() bool {
+	for _, r := range p.synced {
+		if !r.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// index returns the id -> name map for name set `set`, refreshed from the engine when it moved on.
+func (p *Plugin) index(set uint64) *nameIndex {
+	p.mu.RLock()
+	ix := p.names
+	p.mu.RUnlock()
+	if ix.set == set && ix.ids != nil {
+		return ix
+	}
+	got, byID := p.engine.NodeNames()
+	ix = &nameIndex{set: got, byID: byID, ids: make(map[string]uint32, len(byID))}
+	for id, name := range byID {
+		if name != "" {
+			ix.ids[name] = uint32(id)
+		}
+	}
+	p.mu.Lock()
+	p.names = ix
+	p.mu.Unlock()
+	return ix
+}
+
+// cycleState is one pod's scheduling cycle.
+type cycleState struct {
+	pod      []byte
+	cycle    capi.Cycle
+	names    *nameIndex
+	failures []*fwk.Status // by failure number
+	scores   []int64       // by node id (PreScore)
+	gpuIndex string        // Reserve's choice, for Bind
+	// Preemption's and nominated pods' what-if, per node: the pods taken off and put on.
+	removed map[string][]string
+	added   map[string][]*v1.Pod
+}
+
+func (s *cycleState) Clone() fwk.StateData {
+	c := *s
+	if s.removed != nil {
+		c.removed = make(map[string][]string, len(s.removed))
+		for k, v := range s.removed {
+			c.removed[k] = append([]string(nil), v...)
+		}
+	}
+	if s.added != nil {
+		c.added = make(map[string][]*v1.Pod, len(s.added))
+		for k, v := range s.added {
+			c.added[k] = append([]*v1.Pod(nil), v...)
+		}
+	}
+	return &c
+}
+
+func read(state fwk.CycleState) (*cycleState, *fwk.Status) {
+	d, err := state.Read(stateKey)
+	if err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: no PreFilter state: %w", Name, err))
+	}
+	s, ok := d.(*cycleState)
+	if !ok {
+		return nil, fwk.AsStatus(fmt.Errorf("%s: state of type %T", Name, d))
+	}
+	return s, nil
+}
+
+func status(code capi.Code, reason string) *fwk.Status {
+	switch code {
+	case capi.Success:
+		return nil
+	case capi.Unschedulable:
+		return fwk.NewStatus(fwk.Unschedulable, reason)
+	case capi.UnschedulableAndUnresolvable:
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, reason)
+	default:
+		return fwk.NewStatus(fwk.Error, reason)
+	}
+}
+
+func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if !p.hasSynced() {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "fleetsched has not read every node and pod yet")
+	}
+	b, err := podJSON(pod)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	c, err := p.engine.PreFilter(b, nil)
+	if err != nil {
+		// The engine could not read the pod: an error for this pod only.
+		return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
+	}
+	if c.Code != capi.Success {
+		code, reason := p.engine.Reason(0)
+		return nil, status(code, reason)
+	}
+	s := &cycleState{pod: b, cycle: c, names: p.index(c.NameSet)}
+	// Every failure's Status once, so Filter (16 goroutines) allocates nothing.
+	maxFailure := byte(0)
+	for _, v := range c.Verdict {
+		if v != capi.Hole && v > maxFailure {
+			maxFailure = v
+		}
+	}
+	s.failures = make([]*fwk.Status, int(maxFailure)+1)
+	for k := 1; k <= int(maxFailure); k++ {
+		s.failures[k] = status(p.engine.Reason(byte(k)))
+	}
+	state.Write(stateKey, s)
+	if c.Feasible > 0 && c.Feasible <= fewNodes {
+		few := sets.New[string]()
+		for id, v := range c.Verdict {
+			if v == capi.Pass {
+				few.Insert(s.names.byID[id])
+			}
+		}
+		return &fwk.PreFilterResult{NodeNames: few}, nil
+	}
+	return nil, nil
+}
+
+func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return p }
+
+func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := read(state)
+	if st != nil {
+		return st
+	}
+	name := nodeInfo.Node().Name
+	if len(s.removed[name]) > 0 || len(s.added[name]) > 0 {
+		added := make([][]byte, 0, len(s.added[name]))
+		for _, a := range s.added[name] {
+			b, err := podJSON(a)
+			if err != nil {
+				return fwk.AsStatus(err)
+			}
+			added = append(added, b)
+		}
+		return status(p.engine.FilterNode(s.cycle.Token, s.pod, name, s.removed[name], added))
+	}
+	id, ok := s.names.ids[name]
+	if !ok || int(id) >= len(s.cycle.Verdict) {
+		return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+	}
+	if v := s.cycle.Verdict[id]; v != capi.Pass {
+		if int(v) < len(s.failures) && s.failures[v] != nil {
+			return s.failures[v]
+		}
+		return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+	}
+	return nil
+}
+
+func (p *Plugin) AddPod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := read(state)
+	if st != nil {
+		return st
+	}
+	name, pod := nodeInfo.Node().Name, podInfo.GetPod()
+	if s.removed == nil {
+		s.removed, s.added = map[string][]string{}, map[string][]*v1.Pod{}
+	}
+	// A victim given back (preemption reprieves pods one by one) is simply not removed.
+	for i, uid := range s.removed[name] {
+		if uid == string(pod.UID) {
+			s.removed[name] = append(s.removed[name][:i:i], s.removed[name][i+1:]...)
+			return nil
+		}
+	}
+	s.added[name] = append(s.added[name], pod)
+	return nil
+}
+
+func (p *Plugin) RemovePod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, st := read(state)
+	if st != nil {
+		return st
+	}
+	name, pod := nodeInfo.Node().Name, podInfo.GetPod()
+	if s.removed == nil {
+		s.removed, s.added = map[string][]string{}, map[string][]*v1.Pod{}
+	}
+	for i, a := range s.added[name] {
+		if a.UID == pod.UID {
+			s.added[name] = append(s.added[name][:i:i], s.added[name][i+1:]...)
+			return nil
+		}
+	}
+	s.removed[name] = append(s.removed[name], string(pod.UID))
+	return nil
+}
+
+func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	s, st := read(state)
+	if st != nil {
+		return st
+	}
+	ids := make([]uint32, 0, len(nodes))
+	for _, n := range nodes {
+		if id, ok := s.names.ids[n.Node().Name]; ok {
+			ids = append(ids, id)
+		}
+	}
+	out := make([]int64, len(ids))
+	if err := p.engine.Score(s.cycle.Token, s.pod, ids, out); err != nil {
+		return fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
+	}
+	s.scores = make([]int64, len(s.names.byID))
+	for i, id := range ids {
+		if int(id) < len(s.scores) {
+			s.scores[id] = out[i]
+		}
+	}
+	return nil
+}
+
+func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s, st := read(state)
+	if st != nil {
+		return 0, st
+	}
+	if id, ok := s.names.ids[nodeInfo.Node().Name]; ok && int(id) < len(s.scores) {
+		return s.scores[id], nil
+	}
+	return 0, nil
+}
+
+// ScoreExtensions: scores are already on 0..100.
+func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	s, st := read(state)
+	if st != nil {
+		return st
+	}
+	idx, code, reason := p.engine.Reserve(s.pod, nodeName)
+	if code != capi.Success {
+		return status(code, reason)
+	}
+	s.gpuIndex = idx
+	return nil
+}
+
+func (p *Plugin) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	p.engine.Unreserve(string(pod.UID))
+}
+
+func (p *Plugin) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	s, st := read(state)
+	if st != nil || s.gpuIndex == "" {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			Annotations: map[string]string{
+				annotationGpuIndex:   s.gpuIndex,
+				annotationAssumeTime: strconv.FormatInt(time.Now().UnixNano(), 10),
+			},
+		},
+		Target: v1.ObjectReference{Kind: "Node", Name: nodeName},
+	}
+	if err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fwk.AsStatus(err)
+	}
+	return nil
+}
+
+func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
+	}, nil
+}
+
+func (p *Plugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	b, err := podJSON(pod)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
+	}
+	if !p.engine.Signable(b) {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "fleetsched spreads this pod's workload across zones")
+	}
+	// What the engine reads of a pod: its requests, labels, annotations, tolerations and owner.
+	return []fwk.SignFragment{
+		{Key: "fleetsched.io/v1.Pod.Spec.Resources", Value: resources(pod)},
+		{Key: fwk.LabelsSignerName, Value: pod.Labels},
+		{Key: fwk.TolerationsSignerName, Value: fwk.TolerationsSigner(pod)},
+		{Key: "fleetsched.io/v1.Pod.Annotations", Value: pod.Annotations},
+		{Key: "fleetsched.io/v1.Pod.OwnerReferences", Value: pod.OwnerReferences},
+	}, nil
+}
+
+// resources is every container's resources and the pod's overhead, as the engine reads them.
+func resources(pod *v1.Pod) any {
+	var r []v1.ResourceRequirements
+	for _, c := range pod.Spec.InitContainers {
+		r = append(r, c.Resources)
+	}
+	for _, c := range pod.Spec.Containers {
+		r = append(r, c.Resources)
+	}
+	return struct {
+		Containers []v1.ResourceRequirements
+		Overhead   v1.ResourceList
+		Pod        *v1.ResourceRequirements
+	}{r, pod.Spec.Overhead, pod.Spec.Resources}
+}

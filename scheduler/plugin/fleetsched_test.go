@@ -1,0 +1,253 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"fleetsched/capi"
+)
+
+func gpuNode(name string, gpus int, labels map[string]string) *v1.Node {
+	l := map[string]string{"topology.kubernetes.io/zone": "zone-a"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	alloc := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("32"), v1.ResourceMemory: resource.MustParse("128Gi"),
+		v1.ResourcePods: resource.MustParse("110"),
+	}
+	if gpus > 0 {
+		alloc["nvidia.com/gpu"] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+		l["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB"
+	}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}, Status: v1.NodeStatus{Allocatable: alloc}}
+}
+
+func gpuPod(name string, gpus int, node string, annotations map[string]string) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ml", UID: types.UID("uid-" + name), Annotations: annotations},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")},
+		}}}},
+	}
+	if gpus > 0 {
+		p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(gpus), resource.DecimalSI)}
+	}
+	if node != "" {
+		p.Status.Phase = v1.PodRunning
+	}
+	return p
+}
+
+type fixture struct {
+	t     *testing.T
+	p     *Plugin
+	nodes map[string]*framework.NodeInfo
+}
+
+func newFixture(t *testing.T, config string, nodes ...*v1.Node) *fixture {
+	t.Helper()
+	var obj runtime.Object
+	if config != "" {
+		obj = &runtime.Unknown{Raw: []byte(config)}
+	}
+	pl, err := New(context.Background(), obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, p: pl.(*Plugin), nodes: map[string]*framework.NodeInfo{}}
+	t.Cleanup(f.p.engine.Close)
+	for _, n := range nodes {
+		f.p.upsertNode(klogDiscard(), n)
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		f.nodes[n.Name] = ni
+	}
+	return f
+}
+
+func (f *fixture) bind(p *v1.Pod) {
+	f.p.upsertPod(klogDiscard(), p)
+	f.nodes[p.Spec.NodeName].AddPod(p)
+}
+
+func mustPodInfo(t *testing.T, p *v1.Pod) *framework.PodInfo {
+	pi, err := framework.NewPodInfo(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pi
+}
+
+// cycle runs PreFilter and Filter over every node: the nodes that passed, and the reasons.
+func (f *fixture) cycle(pod *v1.Pod) (fwk.CycleState, *fwk.PreFilterResult, map[string]*fwk.Status) {
+	f.t.Helper()
+	state := framework.NewCycleState()
+	res, st := f.p.PreFilter(context.Background(), state, pod, nil)
+	if !st.IsSuccess() {
+		return state, res, map[string]*fwk.Status{"*": st}
+	}
+	out := map[string]*fwk.Status{}
+	for name, ni := range f.nodes {
+		out[name] = f.p.Filter(context.Background(), state, pod, ni)
+	}
+	return state, res, out
+}
+
+func TestFilterAndScoreComeFromTheEngine(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100-half", 8, nil), gpuNode("a100-empty", 8, nil), gpuNode("cpu", 0, nil))
+	f.bind(gpuPod("old", 4, "a100-half", map[string]string{"fleetsched.io/gpu-index": "0-1-2-3"}))
+	pod := gpuPod("new", 4, "", nil)
+	state, res, verdicts := f.cycle(pod)
+	if !verdicts["a100-half"].IsSuccess() || !verdicts["a100-empty"].IsSuccess() {
+		t.Fatalf("GPU nodes rejected: %v", verdicts)
+	}
+	if st := verdicts["cpu"]; st.IsSuccess() || !strings.Contains(st.Message(), "nvidia.com/gpu") {
+		t.Fatalf("cpu node: %v", st)
+	}
+	if res == nil || res.NodeNames.Len() != 2 || !res.NodeNames.Has("a100-half") {
+		t.Fatalf("PreFilterResult %v: want the two GPU nodes", res)
+	}
+	feasible := []fwk.NodeInfo{f.nodes["a100-half"], f.nodes["a100-empty"]}
+	if st := f.p.PreScore(context.Background(), state, pod, feasible); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	half, _ := f.p.Score(context.Background(), state, pod, f.nodes["a100-half"])
+	empty, _ := f.p.Score(context.Background(), state, pod, f.nodes["a100-empty"])
+	if half != 100 || empty >= half {
+		t.Fatalf("scores half %d empty %d: binpacking should prefer the half-used node", half, empty)
+	}
+}
+
+func TestReserveHoldsGpusAndUnreserveForgets(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 4, nil))
+	p1, p2 := gpuPod("p1", 4, "", nil), gpuPod("p2", 1, "", nil)
+	state, _, _ := f.cycle(p1)
+	if st := f.p.Reserve(context.Background(), state, p1, "a100"); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	s, _ := read(state)
+	if s.gpuIndex != "0-1-2-3" {
+		t.Fatalf("gpu index %q", s.gpuIndex)
+	}
+	// The next pod sees the reservation before any informer event.
+	if _, _, v := f.cycle(p2); v["a100"].IsSuccess() {
+		t.Fatal("a reserved node still fits another GPU pod")
+	}
+	f.p.Unreserve(context.Background(), state, p1, "a100")
+	if _, _, v := f.cycle(p2); !v["a100"].IsSuccess() {
+		t.Fatalf("after Unreserve: %v", v["a100"])
+	}
+	if got := f.p.engine.Stats().ReservationsLive; got != 0 {
+		t.Fatalf("%d reservations left", got)
+	}
+}
+
+func TestPreemptionWhatIfFollowsRemovedPods(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 2, nil))
+	victim := gpuPod("victim", 2, "a100", map[string]string{"fleetsched.io/gpu-index": "0-1"})
+	f.bind(victim)
+	pod := gpuPod("urgent", 2, "", nil)
+	state, _, v := f.cycle(pod)
+	if v["a100"].IsSuccess() {
+		t.Fatal("a full node fits")
+	}
+	// DefaultPreemption: clone the state, remove the victim from a copy of the node, Filter.
+	sim := state.Clone()
+	ni := f.nodes["a100"].SnapshotConcrete()
+	pi := mustPodInfo(t, victim)
+	if err := ni.RemovePod(klogDiscard(), victim); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.p.RemovePod(context.Background(), sim, pod, pi, ni); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if st := f.p.Filter(context.Background(), sim, pod, ni); !st.IsSuccess() {
+		t.Fatalf("with the victim removed: %v", st)
+	}
+	// The original state is untouched; reprieving the victim makes it full again.
+	if st := f.p.Filter(context.Background(), state, pod, f.nodes["a100"]); st.IsSuccess() {
+		t.Fatal("the clone's removal leaked into the original state")
+	}
+	if st := f.p.AddPod(context.Background(), sim, pod, pi, ni); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if st := f.p.Filter(context.Background(), sim, pod, ni); st.IsSuccess() {
+		t.Fatal("the reprieved victim's GPUs count as free")
+	}
+}
+
+func TestArgsAreValidatedWithServesMessages(t *testing.T) {
+	_, err := New(context.Background(), &runtime.Unknown{Raw: []byte(`{"apiVersion":"fleetsched.io/v1alpha1","kind":"FleetschedConfiguration","profiles":[{"name":"default","plugins":[{"name":"Nope"}]}]}`)}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Fatalf("err = %v", err)
+	}
+	f := newFixture(t, `{"apiVersion":"fleetsched.io/v1alpha1","kind":"FleetschedConfiguration","profiles":[{"name":"default","plugins":[{"name":"GPU","weight":1}],"pluginConfig":[{"name":"GPU","args":{"resourceNames":["amd.com/gpu"]}}]}]}`)
+	amd := gpuNode("mi300", 0, nil)
+	amd.Status.Allocatable["amd.com/gpu"] = resource.MustParse("8")
+	f.p.upsertNode(klogDiscard(), amd)
+	ni := framework.NewNodeInfo()
+	ni.SetNode(amd)
+	f.nodes["mi300"] = ni
+	p := gpuPod("p", 0, "", nil)
+	p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"amd.com/gpu": resource.MustParse("2")}
+	if _, _, v := f.cycle(p); !v["mi300"].IsSuccess() {
+		t.Fatalf("amd.com/gpu from the args did not reach the engine: %v", v["mi300"])
+	}
+}
+
+// Malformed objects are refused one by one; the scheduler goes on with every other pod.
+func TestMalformedObjectsNeverStopScheduling(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 4, nil))
+	for _, bad := range []string{`{"metadata":{"name":5}}`, `{`, `{"metadata":{"name":"x"},"status":{"allocatable":{"cpu":"lots"}}}`} {
+		if err := f.p.engine.UpsertNode([]byte(bad)); err == nil {
+			t.Errorf("node %s accepted", bad)
+		}
+		if err := f.p.engine.UpsertPod([]byte(bad)); err == nil {
+			t.Errorf("pod %s accepted", bad)
+		}
+	}
+	// A pod with an invalid fleetsched annotation is rejected everywhere, with the reason.
+	bad := gpuPod("bad", 1, "", map[string]string{"fleetsched.io/gpu-milli": "lots"})
+	if _, _, v := f.cycle(bad); v["*"].IsSuccess() || v["*"].Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("invalid annotation: %v", v)
+	}
+	// Huge and odd quantities decode or are refused, never crash.
+	odd := gpuNode("odd", 0, nil)
+	odd.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("9e18")
+	f.p.upsertNode(klogDiscard(), odd)
+	for i := 0; i < 3; i++ {
+		if _, _, v := f.cycle(gpuPod(fmt.Sprint("ok-", i), 1, "", nil)); !v["a100"].IsSuccess() {
+			t.Fatalf("pod %d after malformed input: %v", i, v["a100"])
+		}
+	}
+	if _, err := json.Marshal(odd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestZoneSpreadPodsAreNotSigned(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 4, nil))
+	plain := gpuPod("plain", 1, "", nil)
+	if _, st := f.p.SignPod(context.Background(), plain); !st.IsSuccess() {
+		t.Fatalf("plain pod: %v", st)
+	}
+	spread := gpuPod("spread", 1, "", nil)
+	spread.Labels = map[string]string{"fleetsched.io/workload": "w1"}
+	if _, st := f.p.SignPod(context.Background(), spread); st.IsSuccess() {
+		t.Fatal("a zone-spread pod was signed: kube-scheduler would reuse a stale ranking")
+	}
+}
+
+var _ = capi.Pass
