@@ -32,6 +32,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 E2E_DIR = Path(__file__).resolve().parent
 SOURCE_ROOT = E2E_DIR.parent.parent
 
@@ -210,6 +212,34 @@ class Extender:
 
 
 @dataclass
+class Plugin:
+    """fleetsched-scheduler: kube-scheduler with fleetsched's engine as the Fleetsched plugin."""
+    binary: str
+    config: str = ""  # a FleetschedConfiguration (YAML) for the plugin's args; "": built-in
+
+    def profile(self) -> str:
+        """The profile lines that enable the plugin (deploy/'s KubeSchedulerConfiguration does
+        the same): everywhere it implements, and first among the binders, so GPU pods are bound
+        with their fleetsched.io/gpu-index (it skips every other pod for DefaultBinder)."""
+        lines = """\
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Fleetsched
+    bind:
+      disabled:
+      - name: "*"
+      enabled:
+      - name: Fleetsched
+      - name: DefaultBinder
+"""
+        if self.config:
+            args = json.dumps(yaml.safe_load(self.config))
+            lines += f"  pluginConfig:\n  - name: Fleetsched\n    args: {args}\n"
+        return lines
+
+
+@dataclass
 class ControlPlane:
     workdir: Path
     bins: dict[str, str]
@@ -283,14 +313,16 @@ class ControlPlane:
 
     def startScheduler(self, ignoredByScheduler: bool = False, binder: bool = False,
                        managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
-                       profile: str = "") -> None:
-        """binder: kube-scheduler also sends bindVerb and preemptVerb to the extender.
+                       profile: str = "", plugin: Plugin | None = None) -> None:
+        """plugin: run fleetsched-scheduler with the Fleetsched plugin enabled instead of
+        kube-scheduler (and no extender).
+        binder: kube-scheduler also sends bindVerb and preemptVerb to the extender.
         managedResource: the extended resource whose pods kube-scheduler sends the extender;
         None leaves managedResources out, so kube-scheduler asks it about every pod.
         profile: YAML lines added to the profile (e.g. a plugins: block that turns
         kube-scheduler's own scoring off), indented for the profile's keys."""
         self._retryOnPortClash(self._startScheduler, ignoredByScheduler, binder, managedResource,
-                               extenderWeight, profile)
+                               extenderWeight, profile, plugin)
 
     def _startEtcd(self) -> None:
         client, peer = freePort(), freePort()
@@ -378,10 +410,12 @@ class ControlPlane:
 
     def _startScheduler(self, ignoredByScheduler: bool, binder: bool = False,
                         managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
-                        profile: str = "") -> None:
+                        profile: str = "", plugin: Plugin | None = None) -> None:
         # Without an extender (self.extender None) kube-scheduler runs alone:
         # the scale run's baseline.
         assert self.kubeconfig is not None
+        if plugin is not None:
+            profile = plugin.profile() + profile
         self.schedulerPort = freePort()
         config = self.workdir / "scheduler.yaml"
         binderVerbs = "  preemptVerb: preempt\n  bindVerb: bind\n" if binder else ""
@@ -413,7 +447,7 @@ extenders:
     ignoredByScheduler: {str(ignoredByScheduler).lower()}
 """)))
         proc = self._spawn("kube-scheduler", [
-            self.k8sBin("kube-scheduler"), f"--config={config}",
+            plugin.binary if plugin is not None else self.k8sBin("kube-scheduler"), f"--config={config}",
             "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
             "-v=2",
@@ -421,6 +455,18 @@ extenders:
         waitFor("kube-scheduler /readyz",
                 lambda: httpGetOk(f"https://127.0.0.1:{self.schedulerPort}/readyz"),
                 timeout=60, process=proc)
+
+    def schedulerMetric(self, name: str) -> float:
+        """A metric's value on kube-scheduler's /metrics (summed over its samples)."""
+        with urllib.request.urlopen(f"https://127.0.0.1:{self.schedulerPort}/metrics",
+                                    context=ssl._create_unverified_context(), timeout=5) as resp:
+            text = resp.read().decode()
+        total = 0.0
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].split("{")[0] == name:
+                total += float(parts[1])
+        return total
 
     def start(self) -> None:
         self.startEtcd()

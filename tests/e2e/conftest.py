@@ -5,9 +5,13 @@ Environment:
                            stand-in, for checking the control plane alone)
   FLEETSCHED_BIN           fleetsched binary (default <source>/build/cmd/fleetsched/fleetsched)
   FLEETSCHED_E2E_CONFIG    profile YAML passed to fleetsched as --config (default: built-in)
-  FLEETSCHED_E2E_SOURCE    run only with this node source: "files" (--nodes/--pods files,
-                           SIGHUP after changes) or "watch" (--kubeconfig: fleetsched lists and
-                           watches kube-apiserver); default both, one cluster each, in turn
+  FLEETSCHED_E2E_SOURCE    run only with this deployment: "files" (extender fed --nodes/--pods
+                           files, SIGHUP after changes), "watch" (extender with --kubeconfig:
+                           fleetsched lists and watches kube-apiserver) or "plugin"
+                           (fleetsched-scheduler: the engine inside kube-scheduler, fed by its
+                           informers); default all three, one cluster each, in turn
+  FLEETSCHED_SCHEDULER_BIN fleetsched-scheduler binary (default
+                           <source>/build/scheduler/fleetsched-scheduler)
   FLEETSCHED_E2E_WORKDIR   parent folder of the run's work folder (default: the system temp dir)
   FLEETSCHED_E2E_KEEP=1    keep the work folder (logs, kubeconfig) even when every test passed
 The component binaries come from build-components.sh (run it first; run.sh does).
@@ -32,7 +36,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster import (E2E_DIR, SOURCE_ROOT, ControlPlane, Extender, HarnessError,  # noqa: E402
-                     componentPaths, log, removeWorkdir, waitFor)
+                     Plugin, componentPaths, log, removeWorkdir, waitFor)
 
 # Seconds between fleetsched's audits of its cache against a fresh pod list (binder cluster).
 AUDIT_INTERVAL = 2
@@ -68,10 +72,23 @@ def _sources() -> list[str]:
         return ["stub"]
     chosen = os.environ.get("FLEETSCHED_E2E_SOURCE")
     if chosen is None:
-        return ["files", "watch"]
-    if chosen not in ("files", "watch"):
-        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={chosen}: expected files or watch")
+        return ["files", "watch", "plugin"]
+    if chosen not in ("files", "watch", "plugin"):
+        raise pytest.UsageError(f"FLEETSCHED_E2E_SOURCE={chosen}: expected files, watch or plugin")
     return [chosen]
+
+
+def _pluginChoice(config: Path | None = None) -> Plugin:
+    """fleetsched-scheduler with the Fleetsched plugin; `config`: the plugin's profile (default:
+    FLEETSCHED_E2E_CONFIG, else the built-in one)."""
+    binary = os.environ.get("FLEETSCHED_SCHEDULER_BIN",
+                            str(SOURCE_ROOT / "build" / "scheduler" / "fleetsched-scheduler"))
+    if not os.access(binary, os.X_OK):
+        raise pytest.UsageError(f"no fleetsched-scheduler at {binary}: build it "
+                                "(scripts/build-scheduler.sh) or set FLEETSCHED_SCHEDULER_BIN")
+    if config is None and os.environ.get("FLEETSCHED_E2E_CONFIG"):
+        config = Path(os.environ["FLEETSCHED_E2E_CONFIG"])
+    return Plugin(binary, config.read_text() if config is not None else "")
 
 
 def _extenderChoice(source: str, config: Path | None = None) -> Extender:
@@ -109,7 +126,9 @@ class Cluster:
                  gpuResource: str = "nvidia.com/gpu", label: str | None = None):
         self.plane = plane
         self.kube = plane.kube
-        self.stub = plane.extender.name == "stub-extender"
+        # plugin: no extender; fleetsched decides inside kube-scheduler (fleetsched-scheduler).
+        self.plugin = plane.extender is None
+        self.stub = not self.plugin and plane.extender.name == "stub-extender"
         self.source = source
         self.fleet = fleet
         self.gpuResource = gpuResource
@@ -129,6 +148,9 @@ class Cluster:
         """
         nodesFile, podsFile = self.plane.dumpState()
         if self.stub:
+            return
+        if self.plugin:
+            self._syncPlugin()
             return
         proc = self.plane.extenderProcess
         if self.source == "files":
@@ -155,6 +177,18 @@ class Cluster:
         except HarnessError as e:
             raise HarnessError(f"{e}\nexpected (gpus, millicpu) free: {expected}\n"
                                f"fleetsched /debug/nodes: {last}") from None
+
+    def _syncPlugin(self) -> None:
+        """The plugin's cache follows kube-scheduler's informers: wait until it charges exactly
+        the API's bound pods, holds no reservation and never clipped a per-GPU charge."""
+        def charged():
+            bound = sum(1 for p in self.kube.listPods() if isBound(p))
+            have = {k: self.plane.schedulerMetric(f"fleetsched_plugin_{k}")
+                    for k in ("cache_nodes", "cache_bound_pods", "reservations_live", "gpu_overcommits")}
+            return have if have == {"cache_nodes": len(self.fleet), "cache_bound_pods": bound,
+                                    "reservations_live": 0, "gpu_overcommits": 0} else None
+        waitFor("the Fleetsched plugin's cache to charge exactly the bound pods", charged,
+                timeout=15, interval=0.1, watch=self.plane.processes)
 
     def metric(self, name: str, **labels) -> float:
         """Sum of a fleetsched_ metric's samples whose labels include `labels`."""
@@ -338,7 +372,10 @@ def podGpus(pod: dict, resource: str = "nvidia.com/gpu") -> int:
 
 @pytest.fixture(scope="session", params=_sources())
 def cluster(request):
-    yield from _runCluster(request.param, _extenderChoice(request.param))
+    if request.param == "plugin":
+        yield from _runCluster("plugin", None, plugin=_pluginChoice())
+    else:
+        yield from _runCluster(request.param, _extenderChoice(request.param))
 
 
 @pytest.fixture(scope="session")
@@ -354,11 +391,12 @@ def binderCluster():
     yield from _runCluster("binder", extender, binder=True)
 
 
-def _runCluster(source: str, extender: Extender, binder: bool = False,
+def _runCluster(source: str, extender: Extender | None, binder: bool = False,
                 fleet: tuple[NodeShape, ...] = FLEET, gpuResource: str = "nvidia.com/gpu",
-                workdir: Path | None = None, label: str | None = None):
+                workdir: Path | None = None, label: str | None = None, plugin: Plugin | None = None):
     """Starts a control plane with `fleet`'s nodes, the extender and kube-scheduler (which sends
-    the extender pods of `gpuResource`), yields its Cluster and tears it down. `workdir`: the work
+    the extender pods of `gpuResource`) — or, with `plugin` and no extender, fleetsched-scheduler —
+    yields its Cluster and tears it down. `workdir`: the work
     folder, made by the caller (files the extender's argv names go there); default a new one.
     `label` names the cluster in logs and reports (default: `source`)."""
     label = label or source
@@ -386,12 +424,13 @@ def _runCluster(source: str, extender: Extender, binder: bool = False,
         for shape in fleet:
             plane.kube.createNode(nodeObject(shape))
         plane.dumpState()
-        plane.startExtender(extender)
-        plane.startScheduler(binder=binder, managedResource=gpuResource)
+        if extender is not None:
+            plane.startExtender(extender)
+        plane.startScheduler(binder=binder, managedResource=gpuResource, plugin=plugin)
         _reportLines.append(f"[{label}] control plane up in {time.monotonic() - started:.1f} s")
+        decider = f"{extender.name} :{extender.port}" if extender is not None else "Fleetsched plugin"
         log(f"control plane up in {time.monotonic() - started:.1f} s "
-            f"(apiserver :{plane.apiserverPort}, {extender.name} :{extender.port}, "
-            f"scheduler :{plane.schedulerPort})")
+            f"(apiserver :{plane.apiserverPort}, {decider}, scheduler :{plane.schedulerPort})")
         yield Cluster(plane, source, fleet, gpuResource, label)
     except HarnessError:
         _failed = True

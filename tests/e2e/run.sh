@@ -6,6 +6,7 @@
 #
 # Extra arguments go to pytest (e.g. -k spot, -x). Environment:
 #   FLEETSCHED_BIN          use this fleetsched binary instead of building build/
+#   FLEETSCHED_SCHEDULER_BIN use this fleetsched-scheduler instead of building it
 #   FLEETSCHED_E2E_EXTENDER stub = run against the accept-everything stand-in
 #   FLEETSCHED_CACHE        component cache root (default ~/.cache/fleetsched)
 set -euo pipefail
@@ -27,6 +28,13 @@ if [[ ${FLEETSCHED_E2E_EXTENDER:-fleetsched} == fleetsched && -z ${FLEETSCHED_BI
   [[ -f build/build.ninja ]] || nice -n 10 meson setup build --buildtype=release >/dev/null
   nice -n 10 ninja -C build cmd/fleetsched/fleetsched >/dev/null
   export FLEETSCHED_BIN="$root/build/cmd/fleetsched/fleetsched"
+fi
+# The plugin deployment (FLEETSCHED_E2E_SOURCE=plugin, or every run by default):
+# fleetsched-scheduler, kube-scheduler with the engine compiled in.
+if [[ ${FLEETSCHED_E2E_EXTENDER:-fleetsched} == fleetsched && -z ${FLEETSCHED_SCHEDULER_BIN:-} &&
+      ${FLEETSCHED_E2E_SOURCE:-plugin} == plugin ]]; then
+  nice -n 10 scripts/build-scheduler.sh build
+  export FLEETSCHED_SCHEDULER_BIN="$root/build/scheduler/fleetsched-scheduler"
 fi
 
 # pytest comes from Debian (python3-pytest, which scripts/bootstrap.sh installs); nothing is
