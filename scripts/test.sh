@@ -34,8 +34,9 @@ meson test -C build --print-errorlogs --num-processes "$jobs"
 step "fleetsched-scheduler (in-process plugin): build, Go tests"
 scripts/build-scheduler.sh build
 export FLEETSCHED_SCHEDULER_BIN="$PWD/build/scheduler/fleetsched-scheduler"
+capiLib="$PWD/build/capi"
 for module in capi/go scheduler; do
-  (cd "$module" && GOTOOLCHAIN=local CGO_ENABLED=1 CGO_LDFLAGS="-L$PWD/../../build/capi" \
+  (cd "$module" && GOTOOLCHAIN=local CGO_ENABLED=1 CGO_LDFLAGS="-L$capiLib" \
     go test -mod=readonly -count=1 ./...)
 done
 
