@@ -37,7 +37,7 @@ constexpr uint32_t kMaxFailures = 254;
 void copyText(std::string_view text, char* buf, size_t cap) {
   if (buf == nullptr || cap == 0) return;
   const size_t n = std::min(text.size(), cap - 1);
-  std::memcpy(buf, text.data(), n);
+  if (n > 0) std::memcpy(buf, text.data(), n);  // an empty view may have a null data()
   buf[n] = '\0';
 }
 
