@@ -371,14 +371,23 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	return nil
 }
 
-func (p *Plugin) AddPod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+// whatIf is AddPod's and RemovePod's start: the cycle, the node's name, the pod, and the
+// per-node maps made ready.
+func whatIf(state fwk.CycleState, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) (*cycleState, string, *v1.Pod, *fwk.Status) {
 	s, st := read(state)
 	if st != nil {
-		return st
+		return nil, "", nil, st
 	}
-	name, pod := nodeInfo.Node().Name, podInfo.GetPod()
 	if s.removed == nil {
 		s.removed, s.added = map[string][]string{}, map[string][]*v1.Pod{}
+	}
+	return s, nodeInfo.Node().Name, podInfo.GetPod(), nil
+}
+
+func (p *Plugin) AddPod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, name, pod, st := whatIf(state, podInfo, nodeInfo)
+	if st != nil {
+		return st
 	}
 	// A victim given back (preemption reprieves pods one by one) is simply not removed.
 	for i, uid := range s.removed[name] {
@@ -392,13 +401,9 @@ func (p *Plugin) AddPod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, po
 }
 
 func (p *Plugin) RemovePod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, podInfo fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
-	s, st := read(state)
+	s, name, pod, st := whatIf(state, podInfo, nodeInfo)
 	if st != nil {
 		return st
-	}
-	name, pod := nodeInfo.Node().Name, podInfo.GetPod()
-	if s.removed == nil {
-		s.removed, s.added = map[string][]string{}, map[string][]*v1.Pod{}
 	}
 	for i, a := range s.added[name] {
 		if a.UID == pod.UID {

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-
-	"fleetsched/capi"
 )
 
 func gpuNode(name string, gpus int, labels map[string]string) *v1.Node {
@@ -249,5 +247,3 @@ func TestZoneSpreadPodsAreNotSigned(t *testing.T) {
 		t.Fatal("a zone-spread pod was signed: kube-scheduler would reuse a stale ranking")
 	}
 }
-
-var _ = capi.Pass
