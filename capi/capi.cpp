@@ -102,6 +102,10 @@ struct fs_engine {
   codec::Pod added;
   fleetsched::cache::Clock::time_point lastExpire{};
 
+  // fs_engine_stats reads the nodes through a reader of its own: scrapes never wait for a cycle.
+  std::mutex statsMutex;
+  fleetsched::cache::Reader statsReader{cache};
+
   // Decodes `json` as the cycle's pod and picks its profile; a new cycle token.
   bool decode(std::string_view json, std::string& error) {
     podBytes.assign(json);
@@ -430,7 +434,14 @@ int fs_signable(fs_engine* e, const char* pod, size_t len) {
 void fs_engine_stats(fs_engine* e, fs_stats* out) {
   guarded(0, nullptr, 0, [&] {
     const fleetsched::cache::CacheStats s = e->cache.stats();
-    *out = fs_stats{s.nodes, s.boundPods, s.reservationsLive, s.gpuOvercommits};
+    *out = fs_stats{s.nodes, s.boundPods, s.reservationsLive, s.gpuOvercommits, 0, 0};
+    std::lock_guard<std::mutex> lock(e->statsMutex);
+    const Snapshot snap = e->statsReader.acquire();
+    snap.forEachNode([out](const plugins::NodeInfo& n) {
+      if (n.scalarCount == 0) return;
+      out->gpus_total += static_cast<uint64_t>(std::max<int64_t>(n.scalars[0].allocatable, 0));
+      out->gpus_free += static_cast<uint64_t>(std::max<int64_t>(n.scalars[0].allocatable - n.scalars[0].used, 0));
+    });
     return 0;
   });
 }

@@ -105,6 +105,10 @@ typedef struct {
   uint64_t bound_pods;
   uint64_t reservations_live;
   uint64_t gpu_overcommits;
+  /* Summed over the nodes: each node's GPU resource (its first, as `serve`'s /debug/nodes shows
+   * it), allocatable and not charged. */
+  uint64_t gpus_total;
+  uint64_t gpus_free;
 } fs_stats;
 void fs_engine_stats(fs_engine* e, fs_stats* out);
 

@@ -243,12 +243,14 @@ func (e *Engine) Unreserve(uid string) {
 // Stats is what the cache holds.
 type Stats struct {
 	Nodes, BoundPods, ReservationsLive, GpuOvercommits uint64
+	GpusTotal, GpusFree                                uint64 // summed over the nodes
 }
 
 func (e *Engine) Stats() Stats {
 	var s C.fs_stats
 	C.fs_engine_stats(e.p, &s)
-	return Stats{uint64(s.nodes), uint64(s.bound_pods), uint64(s.reservations_live), uint64(s.gpu_overcommits)}
+	return Stats{uint64(s.nodes), uint64(s.bound_pods), uint64(s.reservations_live), uint64(s.gpu_overcommits),
+		uint64(s.gpus_total), uint64(s.gpus_free)}
 }
 
 // Signable tells whether the pod's decision on a node depends on that node alone (see

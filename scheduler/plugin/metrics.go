@@ -38,6 +38,8 @@ func track(e *capi.Engine) {
 		gauge("cache_nodes", "Nodes in the Fleetsched plugin's cache.", func(s capi.Stats) uint64 { return s.Nodes })
 		gauge("cache_bound_pods", "Pods the Fleetsched plugin's cache charges as bound.", func(s capi.Stats) uint64 { return s.BoundPods })
 		gauge("reservations_live", "GPU reservations (Reserve) not yet confirmed by the bound pod or released.", func(s capi.Stats) uint64 { return s.ReservationsLive })
+		gauge("cache_gpus", "GPUs allocatable on the nodes in the Fleetsched plugin's cache.", func(s capi.Stats) uint64 { return s.GpusTotal })
+		gauge("cache_gpus_free", "GPUs of those not charged to a bound pod or a reservation.", func(s capi.Stats) uint64 { return s.GpusFree })
 		gauge("gpu_overcommits", "Per-GPU charges clipped at a whole GPU (accounting drift; 0 when healthy).", func(s capi.Stats) uint64 { return s.GpuOvercommits })
 	})
 }

@@ -131,13 +131,18 @@ TEST(Capi, ReservationsAreSeenByTheNextCycleAndReleased) {
   fs_stats s{};
   fs_engine_stats(e.get(), &s);
   EXPECT_EQ(s.reservations_live, 2U);
+  EXPECT_EQ(s.gpus_total, 4U);
+  EXPECT_EQ(s.gpus_free, 0U);
   // Unreserve (the framework's forget) leaves no charge.
   ASSERT_EQ(fs_unreserve(e.get(), "p1", 2), 0);
   EXPECT_EQ(prefilter(e.get(), p3).verdict[0], 0);
+  fs_engine_stats(e.get(), &s);
+  EXPECT_EQ(s.gpus_free, 2U);
   // The informer showing p2 bound confirms its reservation: no double charge.
   addPod(e.get(), pod("p2", 2, "gpu-a", "2-3"));
   fs_engine_stats(e.get(), &s);
   EXPECT_EQ(s.reservations_live, 0U);
+  EXPECT_EQ(s.gpus_free, 2U);
   EXPECT_EQ(s.bound_pods, 1U);
   ASSERT_EQ(fs_reserve(e.get(), p3.data(), p3.size(), "gpu-a", 5, idx, sizeof idx, err, sizeof err), FS_SUCCESS) << err;
   EXPECT_STREQ(idx, "0-1");
