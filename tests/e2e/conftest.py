@@ -178,17 +178,27 @@ class Cluster:
             raise HarnessError(f"{e}\nexpected (gpus, millicpu) free: {expected}\n"
                                f"fleetsched /debug/nodes: {last}") from None
 
-    def _syncPlugin(self) -> None:
-        """The plugin's cache follows kube-scheduler's informers: wait until it charges exactly
-        the API's bound pods, holds no reservation and never clipped a per-GPU charge."""
+    def _syncPlugin(self) -> dict:
+        """The plugin's cache follows kube-scheduler's informers: wait until it holds every node
+        with its GPUs (of the cluster's GPU resource), charges exactly the API's bound pods and
+        their GPUs, holds no reservation and never clipped a per-GPU charge."""
+        total = sum(s.gpus for s in self.fleet)
+        want, have = {}, {}
+
         def charged():
-            bound = sum(1 for p in self.kube.listPods() if isBound(p))
-            have = {k: self.plane.schedulerMetric(f"fleetsched_plugin_{k}")
-                    for k in ("cache_nodes", "cache_bound_pods", "reservations_live", "gpu_overcommits")}
-            return have if have == {"cache_nodes": len(self.fleet), "cache_bound_pods": bound,
-                                    "reservations_live": 0, "gpu_overcommits": 0} else None
-        waitFor("the Fleetsched plugin's cache to charge exactly the bound pods", charged,
-                timeout=15, interval=0.1, watch=self.plane.processes)
+            pods = self.kube.listPods()
+            want.update(cache_nodes=len(self.fleet), cache_bound_pods=sum(1 for p in pods if isBound(p)),
+                        cache_gpus=total,
+                        cache_gpus_free=total - sum(podGpus(p, self.gpuResource) for p in pods if isBound(p)),
+                        reservations_live=0, gpu_overcommits=0)
+            have.update({k: self.plane.schedulerMetric(f"fleetsched_plugin_{k}") for k in want})
+            return have == want or None
+        try:
+            waitFor("the Fleetsched plugin's cache to charge exactly the bound pods", charged,
+                    timeout=15, interval=0.1, watch=self.plane.processes)
+            return have
+        except HarnessError as e:
+            raise HarnessError(f"{e}\nexpected {want}\nplugin gauges {have}") from None
 
     def metric(self, name: str, **labels) -> float:
         """Sum of a fleetsched_ metric's samples whose labels include `labels`."""
@@ -279,7 +289,10 @@ class Cluster:
         reservation left unconfirmed; it must stay so across a whole audit interval,
         so the answer cannot be a comparison taken before the cluster settled.
         (audit.cpp does not count mismatches while reservations are live, hence
-        reservationsLive == 0 here.)"""
+        reservationsLive == 0 here.)
+        The plugin has no audit: its gauges must match the API's bound pods (syncExtender)."""
+        if self.plugin:
+            return {"gpuOvercommits": self._syncPlugin()["gpu_overcommits"]}
         last: dict = {}
         cleanSince: list[float] = []
 
@@ -373,9 +386,31 @@ def podGpus(pod: dict, resource: str = "nvidia.com/gpu") -> int:
 @pytest.fixture(scope="session", params=_sources())
 def cluster(request):
     if request.param == "plugin":
-        yield from _runCluster("plugin", None, plugin=_pluginChoice())
+        yield request.getfixturevalue("pluginCluster")
     else:
         yield from _runCluster(request.param, _extenderChoice(request.param))
+
+
+@pytest.fixture(scope="session")
+def pluginCluster():
+    """fleetsched-scheduler deciding in process (no extender); it binds GPU pods itself."""
+    yield from _runCluster("plugin", None, plugin=_pluginChoice())
+
+
+def _binderSources() -> list[str]:
+    """Where fleetsched binds and preemption asks it: the extender's binder cluster, the
+    plugin deployment, or both (FLEETSCHED_E2E_SOURCE=plugin: the plugin only; files or watch:
+    the binder cluster only)."""
+    chosen = os.environ.get("FLEETSCHED_E2E_SOURCE")
+    if chosen is None and os.environ.get("FLEETSCHED_E2E_EXTENDER") != "stub":
+        return ["binder", "plugin"]
+    return ["plugin"] if chosen == "plugin" else ["binder"]
+
+
+@pytest.fixture(scope="session", params=_binderSources())
+def bindingCluster(request):
+    """binderCluster, or the plugin deployment, per _binderSources."""
+    yield request.getfixturevalue("pluginCluster" if request.param == "plugin" else "binderCluster")
 
 
 @pytest.fixture(scope="session")
@@ -470,13 +505,27 @@ def binderNamespace(binderCluster, request):
     """namespace, on the binder cluster. Afterwards, fleetsched must not have clipped
     any per-GPU charge during the test (gpuOvercommits, counted since its start):
     a clip means it charged one GPU index to two pods."""
-    pid = binderCluster.plane.extenderProcess.pid
-    before = binderCluster.audit()["gpuOvercommits"]
-    steps = _namespaceFor(binderCluster, request)
+    yield from _binderNamespaceFor(binderCluster, request)
+
+
+@pytest.fixture
+def bindingNamespace(bindingCluster, request):
+    """binderNamespace, on bindingCluster (the plugin's namespaces end with syncExtender,
+    which also requires its gpu_overcommits gauge to be 0)."""
+    if bindingCluster.plugin:
+        yield from _namespaceFor(bindingCluster, request)
+    else:
+        yield from _binderNamespaceFor(bindingCluster, request)
+
+
+def _binderNamespaceFor(cluster, request):
+    pid = cluster.plane.extenderProcess.pid
+    before = cluster.audit()["gpuOvercommits"]
+    steps = _namespaceFor(cluster, request)
     yield next(steps)
-    if binderCluster.plane.extenderProcess.pid != pid:
+    if cluster.plane.extenderProcess.pid != pid:
         before = 0  # restarted: counted afresh
-    after = binderCluster.audit()["gpuOvercommits"]
+    after = cluster.audit()["gpuOvercommits"]
     next(steps, None)
     assert after == before, f"fleetsched clipped {after - before} per-GPU charges (double-charged GPU indexes)"
 
