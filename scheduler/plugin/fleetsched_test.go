@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -49,12 +50,12 @@ func gpuPod(name string, gpus int, node string, annotations map[string]string) *
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	p     *Plugin
 	nodes map[string]*framework.NodeInfo
 }
 
-func newFixture(t *testing.T, config string, nodes ...*v1.Node) *fixture {
+func newFixture(t testing.TB, config string, nodes ...*v1.Node) *fixture {
 	t.Helper()
 	var obj runtime.Object
 	if config != "" {
@@ -125,6 +126,37 @@ func TestFilterAndScoreComeFromTheEngine(t *testing.T) {
 	empty, _ := f.p.Score(context.Background(), state, pod, f.nodes["a100-empty"])
 	if half != 100 || empty >= half {
 		t.Fatalf("scores half %d empty %d: binpacking should prefer the half-used node", half, empty)
+	}
+}
+
+// Scores are ranked over the nodes kube-scheduler found feasible, as an extender's prioritize
+// ranks them: when another plugin rejected a node this plugin passed, that node must not set
+// the scale (PreScore reads the nodes off its verdicts only when they are all of them).
+func TestScoresRankTheFeasibleNodesOnly(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100-half", 8, nil), gpuNode("a100-two", 8, nil), gpuNode("a100-empty", 8, nil))
+	f.bind(gpuPod("four", 4, "a100-half", map[string]string{"fleetsched.io/gpu-index": "0-1-2-3"}))
+	f.bind(gpuPod("two", 2, "a100-two", map[string]string{"fleetsched.io/gpu-index": "0-1"}))
+	pod := gpuPod("new", 1, "", nil)
+	score := func(feasible ...string) map[string]int64 {
+		state, _, _ := f.cycle(pod)
+		infos := []fwk.NodeInfo{}
+		for _, n := range feasible {
+			infos = append(infos, f.nodes[n])
+		}
+		if st := f.p.PreScore(context.Background(), state, pod, infos); !st.IsSuccess() {
+			t.Fatal(st)
+		}
+		out := map[string]int64{}
+		for _, n := range feasible {
+			out[n], _ = f.p.Score(context.Background(), state, pod, f.nodes[n])
+		}
+		return out
+	}
+	if all := score("a100-half", "a100-two", "a100-empty"); all["a100-half"] != 100 || all["a100-two"] >= 100 {
+		t.Fatalf("every node feasible: %v; want a100-half first", all)
+	}
+	if some := score("a100-two", "a100-empty"); some["a100-two"] != 100 || some["a100-empty"] >= 100 {
+		t.Fatalf("a100-half rejected by another plugin: %v; want a100-two first, at 100", some)
 	}
 }
 
@@ -246,4 +278,100 @@ func TestZoneSpreadPodsAreNotSigned(t *testing.T) {
 	if _, st := f.p.SignPod(context.Background(), spread); st.IsSuccess() {
 		t.Fatal("a zone-spread pod was signed: kube-scheduler would reuse a stale ranking")
 	}
+}
+
+// BenchmarkCycle is one pod's scheduling cycle as kube-scheduler runs this plugin: PreFilter,
+// Filter on every node, PreScore and Score on the feasible ones (no Reserve, so the fleet stays
+// as it is), on the scale run's fleets (8-GPU nodes, every tenth CPU-only, three zones), for a
+// CPU pod (the extender never sees those: managedResources) and a 2-GPU pod. serial-ns/op is
+// the part kube-scheduler runs on one goroutine (PreFilter, PreScore); it runs Filter and Score
+// on 16 at a time.
+//
+//	cd scheduler && go test ./plugin -run '^$' -bench Cycle -benchmem
+func BenchmarkCycle(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1000, 5000} {
+		nodes := make([]*v1.Node, n)
+		for i := range nodes {
+			gpus := 8
+			if i%10 == 9 {
+				gpus = 0
+			}
+			zone := map[string]string{"topology.kubernetes.io/zone": fmt.Sprintf("zone-%c", 'a'+i%3)}
+			nodes[i] = gpuNode(fmt.Sprintf("node-%05d", i), gpus, zone)
+		}
+		f := newFixture(b, "", nodes...)
+		infos := make([]fwk.NodeInfo, 0, n)
+		for _, node := range nodes {
+			infos = append(infos, f.nodes[node.Name])
+		}
+		feasible := make([]fwk.NodeInfo, 0, n)
+		for _, pc := range []struct {
+			name string
+			gpus int
+		}{{"cpu-pod", 0}, {"gpu-pod", 2}} {
+			pod := gpuPod(pc.name, pc.gpus, "", nil)
+			b.Run(fmt.Sprintf("%s/nodes=%d", pc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				var serial time.Duration
+				for i := 0; i < b.N; i++ {
+					state := framework.NewCycleState()
+					t := time.Now()
+					if _, st := f.p.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+						b.Fatal(st)
+					}
+					serial += time.Since(t)
+					feasible = feasible[:0]
+					for _, ni := range infos {
+						if f.p.Filter(ctx, state, pod, ni) == nil {
+							feasible = append(feasible, ni)
+						}
+					}
+					t = time.Now()
+					if st := f.p.PreScore(ctx, state, pod, feasible); !st.IsSuccess() {
+						b.Fatal(st)
+					}
+					serial += time.Since(t)
+					for _, ni := range feasible {
+						if _, st := f.p.Score(ctx, state, pod, ni); !st.IsSuccess() {
+							b.Fatal(st)
+						}
+					}
+				}
+				b.ReportMetric(float64(serial.Nanoseconds())/float64(b.N), "serial-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkFeed is what feeding the engine from kube-scheduler's informers costs per event: a
+// bound pod (pod informer: add or update) and a node as the scale run makes them (8 GPUs, EKS
+// and GPU feature-discovery labels; the status images and conditions are not sent).
+//
+//	cd scheduler && go test ./plugin -run '^$' -bench Feed -benchmem
+func BenchmarkFeed(b *testing.B) {
+	labels := map[string]string{"topology.kubernetes.io/region": "us-west-2", "node.kubernetes.io/instance-type": "p4d.24xlarge",
+		"eks.amazonaws.com/capacityType": "ON_DEMAND", "nvidia.com/gpu.count": "8", "nvidia.com/gpu.memory": "81920",
+		"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+	node := gpuNode("ip-10-0-12-34.us-west-2.compute.internal", 8, labels)
+	for i := 0; i < 64; i++ {
+		node.Status.Images = append(node.Status.Images, v1.ContainerImage{Names: []string{fmt.Sprintf("registry.example/team/image-%02d@sha256:%064d", i, i)}, SizeBytes: 1 << 30})
+	}
+	f := newFixture(b, "", node)
+	b.Run("node", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			f.p.upsertNode(klogDiscard(), node)
+		}
+	})
+	b.Run("bound-pod", func(b *testing.B) {
+		b.ReportAllocs()
+		pods := make([]*v1.Pod, 1024)
+		for i := range pods {
+			pods[i] = gpuPod(fmt.Sprintf("p-%04d", i), 0, node.Name, nil)
+		}
+		for i := 0; i < b.N; i++ {
+			f.p.upsertPod(klogDiscard(), pods[i%len(pods)])
+		}
+	})
 }
