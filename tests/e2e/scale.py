@@ -10,6 +10,9 @@ bound them all.
 
   none          kube-scheduler, no extender
   fleetsched    fleetsched serve --kubeconfig (watch mode) as extender
+  plugin        fleetsched-scheduler: kube-scheduler with fleetsched's engine as the
+                in-process Fleetsched plugin (scheduler/), no extender; the same
+                KubeSchedulerConfiguration otherwise
   go-seed       bench/peers/go-seed-extender: the seed's Go extender, full Node
                 objects in every request (nodeCacheCapable: false) as it was
                 written to run
@@ -71,12 +74,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cluster import (ControlPlane, Extender, HarnessError, componentPaths, log,  # noqa: E402
-                     removeWorkdir, waitFor)
+from cluster import (ControlPlane, Extender, HarnessError, Plugin, componentPaths,  # noqa: E402
+                     log, removeWorkdir, waitFor)
 from fleet import A100, H100, NodeShape, nodeObject, pod  # noqa: E402
 
-CONFIGS = ("none", "fleetsched", "go-seed", "go-nodenames", "floor", "baseline")
-DEFAULT_CONFIGS = ("none", "fleetsched", "go-seed")
+CONFIGS = ("none", "fleetsched", "plugin", "go-seed", "go-nodenames", "floor", "baseline")
+DEFAULT_CONFIGS = ("none", "fleetsched", "plugin", "go-seed")
 PEERS = ("go-seed", "go-nodenames")
 # GPUs per GPU pod and relative weights: many small jobs, few whole-node ones (mean 2.13).
 POD_MIX = ((1, 8), (2, 4), (4, 2), (8, 1))
@@ -293,7 +296,7 @@ def machineTicks() -> tuple[int, int]:
 # ---- one configuration ----------------------------------------------------
 
 def extenderFor(config: str, args) -> Extender | None:
-    if config == "none":
+    if config in ("none", "plugin"):
         return None
     if config in ("fleetsched", "baseline"):
         binary = args.fleetsched if config == "fleetsched" else args.baseline
@@ -345,7 +348,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         if not args.create_while_scheduling:
             createPods()
             log(f"[{config}] {len(pods)} pods created in {result['pod_create_s']:.1f} s")
-        plane.startScheduler()
+        plane.startScheduler(plugin=Plugin(args.scheduler) if config == "plugin" else None)
         result["control_plane_up_s"] = time.monotonic() - started
         schedMetrics = f"https://127.0.0.1:{plane.schedulerPort}/metrics"
 
@@ -413,6 +416,15 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             result["extender"] = {verb: latencySummary(
                 ext, "fleetsched_http_request_duration_seconds", verb=verb)
                 for verb in ("filter", "prioritize")}
+        if config == "plugin":
+            # The plugin's own time, in the extender columns: kube-scheduler's per-plugin
+            # histogram (it samples 10 % of scheduling cycles), PreFilter and PreScore being
+            # where the engine decides every node and scores the feasible ones.
+            result["extender"] = {verb: latencySummary(
+                samples, "scheduler_plugin_execution_duration_seconds", plugin="Fleetsched",
+                extension_point=point, status="Success")
+                for verb, point in (("filter", "PreFilter"), ("prioritize", "PreScore"))}
+        result["signatures_disabled"] = signaturesDisabled(plane)
         result["check"] = checkPlacements(plane, args.gpus_per_node)
         result["load_after"] = loadAverage()
         ok = boundCount >= len(pods) and result["check"]["over_allocated_nodes"] == 0
@@ -425,6 +437,14 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             removeWorkdir(workdir)
         else:
             log(f"[{config}] logs kept in {workdir}")
+
+
+def signaturesDisabled(plane: ControlPlane) -> bool:
+    """kube-scheduler 1.36 logs this line when a profile cannot batch pods by signature
+    (OpportunisticBatching): any extender configured, or a plugin without SignPod
+    (pkg/scheduler/framework/runtime/framework.go, computeBatchablePlugins)."""
+    proc = next(p for p in plane.processes if p.name == "kube-scheduler")
+    return "Disabling signatures for profile" in proc.logPath.read_text(errors="replace")
 
 
 def _timed(fn) -> float:
@@ -485,6 +505,7 @@ def table(results: list[dict]) -> str:
             f"{r['load_before']} → {r['load_after']} |")
     rows.append("")
     for mine, other, target in (("fleetsched", "none", " (target ≥ 0.90)"),
+                                ("plugin", "none", " (target ≥ 0.95)"), ("plugin", "fleetsched", ""),
                                 ("fleetsched", "go-seed", " (target ≥ 5)"),
                                 ("fleetsched", "go-nodenames", ""), ("floor", "none", ""),
                                 ("fleetsched", "floor", ""), ("baseline", "none", ""),
@@ -494,7 +515,13 @@ def table(results: list[dict]) -> str:
             each = ", ".join(f"{x:.2f}" for x in ratios)
             rows.append(f"{mine} ÷ {other}: {statistics.median(ratios):.2f}{target}"
                         + (f" — median of {len(ratios)} rounds: {each}" if len(ratios) > 1 else ""))
-    for mine in ("fleetsched", "floor", "baseline"):
+    sli = roundRatios(results, "plugin", "none", key=lambda r: r["sli"]["p50_s"] or 0.0)
+    if sli:
+        rows.append(f"scheduling SLI p50: plugin ÷ none = {statistics.median(sli):.2f} "
+                    "(target ≤ 1.10)")
+    disabled = sorted({r["config"] for r in results if r.get("signatures_disabled")})
+    rows.append("kube-scheduler turned pod signatures off in: " + (", ".join(disabled) or "none"))
+    for mine in ("fleetsched", "plugin", "floor", "baseline"):
         cpuRatios = roundRatios(results, mine, "none", key=podsPerCpuSecond)
         if cpuRatios:
             rows.append(f"pods per CPU-second of all components: {mine} ÷ none = "
@@ -582,6 +609,8 @@ def main() -> int:
     ap.add_argument("--fleetsched-arg", action="append", default=[], metavar="ARG",
                     help="one more argument for fleetsched serve (repeat for several), e.g. "
                          "--fleetsched-arg=--audit-interval=0")
+    ap.add_argument("--scheduler", default=os.environ.get("FLEETSCHED_SCHEDULER_BIN", ""),
+                    help="fleetsched-scheduler, for the plugin config")
     ap.add_argument("--baseline", default=os.environ.get("FLEETSCHED_BASELINE_BIN", ""),
                     help="the fleetsched binary of the baseline config")
     ap.add_argument("--go-seed", default=os.environ.get("FLEETSCHED_GO_SEED", ""))
@@ -589,12 +618,18 @@ def main() -> int:
     ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
     ap.add_argument("--keep", action="store_true", help="keep every work folder")
     args = ap.parse_args()
+    # The components run in their work folders: binaries given relative to here must still resolve.
+    for key in ("fleetsched", "scheduler", "baseline", "go_seed", "go_nodenames"):
+        if getattr(args, key):
+            setattr(args, key, os.path.abspath(getattr(args, key)))
     configs = [c for c in args.configs.split(",") if c]
     for c in configs:
         if c not in CONFIGS:
             ap.error(f"unknown config {c}; expected one of {', '.join(CONFIGS)}")
     if {"fleetsched", "floor"} & set(configs) and not os.access(args.fleetsched, os.X_OK):
         ap.error("fleetsched and floor configs need --fleetsched or FLEETSCHED_BIN")
+    if "plugin" in configs and not os.access(args.scheduler, os.X_OK):
+        ap.error("the plugin config needs --scheduler or FLEETSCHED_SCHEDULER_BIN")
     if "baseline" in configs and not os.access(args.baseline, os.X_OK):
         ap.error("the baseline config needs --baseline or FLEETSCHED_BASELINE_BIN")
     if "go-nodenames" in configs and not os.access(args.go_nodenames, os.X_OK):

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Scale run (not part of the default test run): N fake nodes, M pods, three
+# Scale run (not part of the default test run): N fake nodes, M pods, four
 # configurations each on a fresh control plane (kube-scheduler alone,
-# fleetsched as extender, the Go seed extender in full-Nodes mode). Prints a
-# table and writes JSON (--json, default scale-results.json). See README.md.
+# fleetsched as extender, fleetsched-scheduler with the in-process plugin, the
+# Go seed extender in full-Nodes mode). Prints a table and writes JSON (--json,
+# default scale-results.json). See README.md.
 #
 #   tests/e2e/scale.sh --nodes 1000 --pods 10000
 #   tests/e2e/scale.sh --nodes 5000 --pods 10000 --configs none,fleetsched,go-seed
 #
-# Environment: FLEETSCHED_BIN (skip the meson build), FLEETSCHED_GO_SEED and
+# Environment: FLEETSCHED_BIN (skip the meson build), FLEETSCHED_SCHEDULER_BIN
+# (skip building fleetsched-scheduler), FLEETSCHED_GO_SEED and
 # FLEETSCHED_GO_NODENAMES (skip the peer build), FLEETSCHED_CACHE (component
 # cache root).
 set -euo pipefail
@@ -26,6 +28,11 @@ if [[ -z ${FLEETSCHED_BIN:-} ]]; then
   [[ -f build/build.ninja ]] || nice -n 10 meson setup build --buildtype=release >/dev/null
   nice -n 10 ninja -C build cmd/fleetsched/fleetsched >/dev/null
   export FLEETSCHED_BIN="$root/build/cmd/fleetsched/fleetsched"
+fi
+if [[ -z ${FLEETSCHED_SCHEDULER_BIN:-} ]]; then
+  [[ -f build/build.ninja ]] || nice -n 10 meson setup build --buildtype=release >/dev/null
+  nice -n 10 scripts/build-scheduler.sh build >/dev/null
+  export FLEETSCHED_SCHEDULER_BIN="$root/build/scheduler/fleetsched-scheduler"
 fi
 if [[ -z ${FLEETSCHED_GO_SEED:-} || -z ${FLEETSCHED_GO_NODENAMES:-} ]]; then
   [[ -x build/peers/go-seed-extender && -x build/peers/go-nodenames-extender ]] ||
