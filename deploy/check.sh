@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Checks everything under deploy/ without a cluster: `helm lint --strict` and `helm template` of the
-# chart in both installation shapes, offline checks of the manifests and the rendered chart
-# (lint_manifests.py: hardening, probes, scheduler config rules), and the Grafana dashboard.
+# chart in its three installation shapes (sidecar, standalone, plugin), offline checks of the
+# manifests and the rendered chart (lint_manifests.py: hardening, probes, scheduler config rules),
+# and the Grafana dashboard.
 # helm is built once from the Go module proxy and cached under ${XDG_CACHE_HOME:-$HOME/.cache}/fleetsched/.
 #
 #   deploy/check.sh                        offline checks (CI)
 #   deploy/check.sh --render-dir DIR       also keep the rendered chart: DIR/chart-sidecar.yaml,
-#                                          DIR/chart-standalone.yaml
+#                                          DIR/chart-standalone.yaml, DIR/chart-plugin.yaml
 #   deploy/check.sh --server-dry-run       also `kubectl apply --dry-run=server` deploy/kubernetes/*.yaml
-#                                          and both rendered shapes against kubectl's current context
+#                                          and the three rendered shapes against kubectl's current context
 #   deploy/check.sh -f my-values.yaml      also lint, render and check the chart with these values
 #                                          (repeatable, as with helm; DIR/chart-values.yaml)
 #   deploy/check.sh --print-helm           build helm if needed and print its path
@@ -16,6 +17,8 @@
 # When a kube-scheduler binary is at hand (KUBE_SCHEDULER, or the one tests/e2e/build-components.sh
 # caches), every embedded KubeSchedulerConfiguration is also loaded and validated by it
 # (--write-config-to: it parses strictly, validates, builds the profiles and exits; nothing connects).
+# Those of the plugin shape are loaded by fleetsched-scheduler (FLEETSCHED_SCHEDULER_BIN, or
+# build/scheduler/fleetsched-scheduler), which must not log that it disables signatures.
 #
 # Environment: HELM (use this helm binary), FLEETSCHED_HELM_VERSION (default v3.22.0),
 # FLEETSCHED_KUBE_VERSION (Kubernetes version to render and lint for; default 1.36.3),
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
     --server-dry-run) server_dry_run=1; shift ;;
     --print-helm) print_helm=1; shift ;;
     -f|--values) values+=(-f "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +76,7 @@ mkdir -p "$out"
 [ -n "$render_dir" ] || trap 'rm -rf "$out"' EXIT
 chart=$deploy/helm/fleetsched
 
-for mode in sidecar standalone; do
+for mode in sidecar standalone plugin; do
   echo "check.sh: helm lint --strict ($mode)"
   "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" \
     --set mode="$mode" --set serviceMonitor.enabled=true >/dev/null
@@ -85,7 +88,12 @@ done
 "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
   --set serviceMonitor.enabled=true --set mode=standalone --set replicaCount=2 \
   --set server.urlPrefix=/scheduler --set extender.verbs.bind= >"$out/chart-options.yaml"
-rendered=("$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-options.yaml")
+# The plugin shape with Fleetsched scoring alone ("*": it is enabled again by name) and 3 replicas.
+"$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+  --set serviceMonitor.enabled=true --set mode=plugin --set replicaCount=3 \
+  --set 'plugin.disabledScorePlugins={*}' >"$out/chart-plugin-options.yaml"
+rendered=("$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-plugin.yaml"
+  "$out/chart-options.yaml" "$out/chart-plugin-options.yaml")
 if [ ${#values[@]} -gt 0 ]; then
   echo "check.sh: helm lint --strict, helm template (${values[*]})"
   "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${values[@]}" >/dev/null
@@ -123,8 +131,34 @@ else
     "skipping its config validation"
 fi
 
+# The plugin shape's configs: only fleetsched-scheduler knows the Fleetsched plugin. Building the
+# profiles also decides kube-scheduler's signatures (opportunistic batching); it logs when it turns
+# them off (an extender, or a plugin that cannot sign pods).
+plugin_scheduler=${FLEETSCHED_SCHEDULER_BIN:-$deploy/../build/scheduler/fleetsched-scheduler}
+if [ -x "$plugin_scheduler" ]; then
+  echo "check.sh: fleetsched-scheduler $("$plugin_scheduler" --version) loads the plugin shape's configs"
+  for f in "$out"/scheduler-configs/plugin/*.yaml; do
+    [ -e "$f" ] || continue
+    if ! timeout 60 "$plugin_scheduler" --config="$f" --master=http://127.0.0.1:1 \
+        --write-config-to="${f%.yaml}.effective" >"${f%.yaml}.log" 2>&1; then
+      echo "check.sh: fleetsched-scheduler rejects plugin/${f##*/}:" >&2
+      grep -E '^E|error' "${f%.yaml}.log" >&2 || tail -n 5 "${f%.yaml}.log" >&2
+      exit 1
+    fi
+    if grep -q 'Disabling signatures' "${f%.yaml}.log"; then
+      echo "check.sh: fleetsched-scheduler turns signatures off with plugin/${f##*/}:" >&2
+      grep 'Disabling signatures' "${f%.yaml}.log" >&2
+      exit 1
+    fi
+  done
+else
+  echo "check.sh: no fleetsched-scheduler (FLEETSCHED_SCHEDULER_BIN; scripts/build-scheduler.sh builds" \
+    "one): skipping the plugin shape's config validation"
+fi
+
 if [ $server_dry_run = 1 ]; then
-  for f in "$deploy"/kubernetes/*.yaml "$out/chart-sidecar.yaml" "$out/chart-standalone.yaml"; do
+  for f in "$deploy"/kubernetes/*.yaml "$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" \
+      "$out/chart-plugin.yaml"; do
     echo "check.sh: kubectl apply --dry-run=server -f ${f#"$deploy/"}"
     "$kubectl" apply --dry-run=server -f "$f" >/dev/null
   done

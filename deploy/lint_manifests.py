@@ -8,6 +8,8 @@ Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
   - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
   - sidecar shape: fleetsched's --listen on loopback (the verbs are for the kube-scheduler beside it);
+  - plugin shape (a fleetsched-scheduler container): kube-scheduler's probes on /healthz and /readyz,
+    and no fleetsched container beside it;
   - Deployments: hardened pod and container security contexts, requests and limits on every
     container, fleetsched probes on /healthz and /readyz, and a terminationGracePeriodSeconds above
     fleetsched's preStop sleep plus its --shutdown-grace (kubelet must not kill it mid-drain);
@@ -15,11 +17,17 @@ Each manifest may hold several documents. Checked without a cluster:
     enableHttps is silently ignored by kube-scheduler's lenient paths and by older decoders), the
     extender rules kube-scheduler validates, the settings fleetsched relies on, and the extender port
     matching fleetsched's --listen port;
+  - a KubeSchedulerConfiguration that enables the Fleetsched plugin (plugin shape): no extenders
+    (one turns kube-scheduler's signatures off), Fleetsched at every extension point and bound before
+    DefaultBinder, every default filter kept, the spreading default scores off, its args a valid
+    FleetschedConfiguration;
+  - schedulers the manifest runs (sidecar, plugin): leader election on, on a Lease of their own;
   - FleetschedConfiguration inside ConfigMaps: shape of profiles and plugins;
   - the Grafana dashboard: valid JSON, unique panel ids, only known fleetsched_ metric names, every
     known metric shown; with --metric-sources, a warning for names the sources do not mention.
 With --write-scheduler-configs, each embedded KubeSchedulerConfiguration is also written to DIR (one
-file each) so that a real kube-scheduler can load and validate it (check.sh does).
+file each) so that a real kube-scheduler can load and validate it (check.sh does); those that enable
+the Fleetsched plugin go to DIR/plugin/, for fleetsched-scheduler (stock kube-scheduler lacks it).
 Exit status 1 on any error.
 """
 import argparse
@@ -54,6 +62,14 @@ CLIENT_REQUESTS = {
     ("", "pods/binding"): {"create"},
     ("", "events"): {"create"},
 }
+
+# The plugin fleetsched-scheduler registers (scheduler/plugin), and the default score plugins that
+# work against its placement: LeastAllocated spreads pods over the emptiest nodes, BalancedAllocation
+# evens out CPU and memory; both undo GPU binpacking.
+PLUGIN = "Fleetsched"
+SPREADING_SCORES = {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
+# The extension points whose default plugins filter: the plugin shape keeps all of them.
+FILTER_POINTS = ("multiPoint", "preFilter", "filter")
 
 errors = []
 
@@ -124,6 +140,18 @@ def checkDeployment(where, obj, context):
     names = [c["name"] for c in pod["containers"]]
     for c in pod["containers"]:
         checkContainerSecurity(f"{where} container {c['name']}", c, podSecurity)
+    plugin = [c for c in pod["containers"] if c["name"] == "fleetsched-scheduler"]
+    if plugin:
+        # Plugin shape: kube-scheduler with the engine in process; nothing to call over HTTP.
+        context["plugin"] = True
+        c = plugin[0]
+        if probePath(c, "livenessProbe") != "/healthz":
+            error(where, "fleetsched-scheduler livenessProbe must be GET /healthz")
+        if probePath(c, "readinessProbe") != "/readyz":
+            error(where, "fleetsched-scheduler readinessProbe must be GET /readyz")
+        if "fleetsched" in names:
+            error(where, "the plugin shape runs no fleetsched extender beside fleetsched-scheduler")
+        return
     fleetsched = [c for c in pod["containers"] if c["name"] == "fleetsched"]
     if not fleetsched:
         error(where, f"no fleetsched container (containers: {names})")
@@ -143,7 +171,67 @@ def checkDeployment(where, obj, context):
     context["sidecar"] |= "kube-scheduler" in names
 
 
+def enablesPlugin(cfg):
+    """Whether any profile of the KubeSchedulerConfiguration enables the Fleetsched plugin."""
+    for p in cfg.get("profiles") or []:
+        for point in (p.get("plugins") or {}).values():
+            if any(e.get("name") == PLUGIN for e in (point or {}).get("enabled") or []):
+                return True
+    return False
+
+
+def pointNames(plugins, point, key):
+    return [e.get("name") for e in ((plugins.get(point) or {}).get(key) or [])]
+
+
+def checkPluginConfig(where, cfg, context):
+    """A KubeSchedulerConfiguration that runs the Fleetsched plugin (fleetsched-scheduler)."""
+    if cfg.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
+        error(where, "apiVersion must be kubescheduler.config.k8s.io/v1")
+    if cfg.get("extenders"):
+        error(where, "no extenders with the Fleetsched plugin: kube-scheduler turns its signatures "
+                     "(opportunistic batching) off for every profile as soon as one is configured")
+    if cfg.get("percentageOfNodesToScore") != 100:
+        error(where, "percentageOfNodesToScore should be 100 (Fleetsched ranks every feasible node)")
+    for i, p in enumerate(cfg.get("profiles") or []):
+        at = f"{where} profiles[{i}] ({p.get('schedulerName', 'default-scheduler')})"
+        context["schedulerNames"].add(p.get("schedulerName", "default-scheduler"))
+        plugins = p.get("plugins") or {}
+        enabled = pointNames(plugins, "multiPoint", "enabled")
+        if PLUGIN not in enabled:
+            error(at, f"{PLUGIN} must be enabled in multiPoint (every extension point it implements)")
+            continue
+        for point in FILTER_POINTS:
+            if pointNames(plugins, point, "disabled"):
+                error(at, f"{point}.disabled {pointNames(plugins, point, 'disabled')}: keep every default "
+                          f"filter ({PLUGIN} adds GPU, spot and zone filters, it replaces none)")
+        for point in ("preScore", "score"):
+            disabled = pointNames(plugins, point, "disabled")
+            if ("*" in disabled or PLUGIN in disabled) and PLUGIN not in pointNames(plugins, point, "enabled"):
+                error(at, f"{point}.disabled {disabled} turns {PLUGIN} off there; enable it in "
+                          f"{point}.enabled")
+        missing = SPREADING_SCORES - set(pointNames(plugins, "score", "disabled"))
+        if missing and "*" not in pointNames(plugins, "score", "disabled"):
+            error(at, f"score.disabled lacks {sorted(missing)}: their spreading scores work against "
+                      f"{PLUGIN}'s GPU packing")
+        binders = pointNames(plugins, "bind", "enabled")
+        if ("*" not in pointNames(plugins, "bind", "disabled") or PLUGIN not in binders
+                or "DefaultBinder" not in binders or binders.index(PLUGIN) > binders.index("DefaultBinder")):
+            error(at, f"bind must disable '*' and enable {PLUGIN} before DefaultBinder (GPU pods are "
+                      f"bound with their fleetsched.io/gpu-index; bind is {plugins.get('bind')})")
+        args = [c.get("args") for c in p.get("pluginConfig") or [] if c.get("name") == PLUGIN]
+        if len(args) > 1:
+            error(at, f"pluginConfig names {PLUGIN} {len(args)} times")
+        if args and isinstance(args[0], dict):
+            checkProfile(f"{at} pluginConfig {PLUGIN}", args[0])
+        elif args:
+            error(at, f"pluginConfig {PLUGIN} args must be a FleetschedConfiguration")
+
+
 def checkSchedulerConfig(where, cfg, context):
+    if enablesPlugin(cfg):
+        checkPluginConfig(where, cfg, context)
+        return
     if cfg.get("apiVersion") != "kubescheduler.config.k8s.io/v1":
         error(where, "apiVersion must be kubescheduler.config.k8s.io/v1")
     if cfg.get("kind") != "KubeSchedulerConfiguration":
@@ -230,7 +318,7 @@ def checkManifest(path, context):
                     continue
                 if embedded.get("kind") == "KubeSchedulerConfiguration":
                     checkSchedulerConfig(f"{where} {key}", embedded, context)
-                    context["schedulerConfigs"].append(text)
+                    context["schedulerConfigs"].append((f"{where} {key}", embedded, text))
                 elif embedded.get("kind") == "FleetschedConfiguration":
                     checkProfile(f"{where} {key}", embedded)
         elif kind == "Pod":
@@ -291,7 +379,7 @@ def main():
     args = ap.parse_args()
     for path in args.manifests:
         context = {"listenPorts": [], "listenHosts": [], "extenderURLs": [], "schedulerNames": set(),
-                   "podSchedulers": [], "sidecar": False, "schedulerConfigs": []}
+                   "podSchedulers": [], "sidecar": False, "plugin": False, "schedulerConfigs": []}
         try:
             checkManifest(path, context)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as e:
@@ -310,11 +398,24 @@ def main():
                 if port not in context["listenPorts"]:
                     error(where, f"extender port {port} is not fleetsched's listen port "
                                  f"{context['listenPorts']}")
+        # A scheduler this manifest runs (a second one beside the cluster's): one active replica,
+        # elected on a Lease of its own. The default resourceName is the cluster scheduler's Lease,
+        # which the two would then take turns holding.
+        if context["sidecar"] or context["plugin"]:
+            for where, cfg, _ in context["schedulerConfigs"]:
+                election = cfg.get("leaderElection") or {}
+                if election.get("leaderElect") is False:
+                    error(where, "leaderElection.leaderElect must be true: replicas of a scheduler "
+                                 "must not place pods at the same time")
+                if election.get("resourceName", "kube-scheduler") == "kube-scheduler":
+                    error(where, "leaderElection.resourceName must name a Lease of its own, not the "
+                                 "cluster scheduler's kube-scheduler")
         if args.write_scheduler_configs:
-            os.makedirs(args.write_scheduler_configs, exist_ok=True)
-            for i, text in enumerate(context["schedulerConfigs"]):
+            for i, (_, cfg, text) in enumerate(context["schedulerConfigs"]):
                 stem = os.path.splitext(os.path.basename(path))[0]
-                with open(os.path.join(args.write_scheduler_configs, f"{stem}-{i}.yaml"), "w") as f:
+                out = os.path.join(args.write_scheduler_configs, "plugin" if enablesPlugin(cfg) else "")
+                os.makedirs(out, exist_ok=True)
+                with open(os.path.join(out, f"{stem}-{i}.yaml"), "w") as f:
                     f.write(text)
         for where, scheduler in context["podSchedulers"]:
             if context["schedulerNames"] and scheduler not in context["schedulerNames"]:

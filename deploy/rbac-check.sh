@@ -5,16 +5,17 @@
 #
 #   deploy/rbac-check.sh sidecar    [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched-scheduler)
 #   deploy/rbac-check.sh standalone [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched)
-#   LEASE=<name> names the sidecar's leader-election Lease (default fleetsched).
+#   deploy/rbac-check.sh plugin     [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched)
+#   LEASE=<name> names the sidecar's or plugin's leader-election Lease (default fleetsched).
 # For the chart, the ServiceAccount is the release's full name (`fleetsched` for release fleetsched).
 set -euo pipefail
 
-shape=${1:?usage: rbac-check.sh sidecar|standalone [NAMESPACE] [SERVICEACCOUNT]}
+shape=${1:?usage: rbac-check.sh sidecar|standalone|plugin [NAMESPACE] [SERVICEACCOUNT]}
 ns=${2:-kube-system}
 case $shape in
   sidecar) sa=${3:-fleetsched-scheduler} ;;
-  standalone) sa=${3:-fleetsched} ;;
-  *) echo "rbac-check.sh: shape must be sidecar or standalone" >&2; exit 2 ;;
+  standalone|plugin) sa=${3:-fleetsched} ;;
+  *) echo "rbac-check.sh: shape must be sidecar, standalone or plugin" >&2; exit 2 ;;
 esac
 lease=${LEASE:-fleetsched}
 kubectl=${KUBECTL:-kubectl}
@@ -34,7 +35,7 @@ expect() { # expect yes|no VERB RESOURCE [kubectl auth can-i flags...]
 }
 
 echo "rbac-check: $shape, $as"
-# fleetsched itself (both shapes).
+# fleetsched itself (every shape; in the plugin shape kube-scheduler's role grants these).
 expect yes list nodes
 expect yes watch nodes
 expect yes watch pods
@@ -46,7 +47,7 @@ expect no patch pods
 expect no get secrets -n "$ns"
 expect no update nodes
 expect no create pods
-if [ "$shape" = sidecar ]; then
+if [ "$shape" != standalone ]; then
   # kube-scheduler's built-in roles, its authentication config map and its own Lease.
   expect yes list csinodes.storage.k8s.io
   expect yes list persistentvolumeclaims

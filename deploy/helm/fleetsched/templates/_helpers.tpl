@@ -41,9 +41,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if eq .Values.mode "sidecar" -}}true{{- end -}}
 {{- end -}}
 
+{{- define "fleetsched.plugin" -}}
+{{- if eq .Values.mode "plugin" -}}true{{- end -}}
+{{- end -}}
+
+{{/* A kube-scheduler runs in this chart's pods (sidecar: stock, plugin: fleetsched-scheduler). */}}
+{{- define "fleetsched.runsScheduler" -}}
+{{- if or (include "fleetsched.sidecar" .) (include "fleetsched.plugin" .) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "fleetsched.replicas" -}}
 {{- if kindIs "invalid" .Values.replicaCount -}}
-{{- if include "fleetsched.sidecar" . -}}2{{- else -}}1{{- end -}}
+{{- if include "fleetsched.runsScheduler" . -}}2{{- else -}}1{{- end -}}
 {{- else -}}
 {{- .Values.replicaCount -}}
 {{- end -}}
@@ -51,6 +60,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{- define "fleetsched.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "fleetsched.pluginImage" -}}
+{{- printf "%s:%s" .Values.plugin.image.repository (default .Chart.AppVersion .Values.plugin.image.tag) -}}
 {{- end -}}
 
 {{- define "fleetsched.leaseName" -}}
@@ -112,7 +125,71 @@ extenders:
   {{- end }}
 {{- end -}}
 
-{{/* The fleetsched container, the same in both shapes. */}}
+{{/* Plugin mode: the KubeSchedulerConfiguration fleetsched-scheduler runs with. Fleetsched is
+     enabled at every extension point it implements (multiPoint) and binds first (GPU pods, with
+     their fleetsched.io/gpu-index; it skips every other pod for DefaultBinder). */}}
+{{- define "fleetsched.pluginSchedulerConfig" -}}
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: {{ .Values.kubeScheduler.leaderElection.enabled }}
+  resourceNamespace: {{ .Release.Namespace }}
+  resourceName: {{ include "fleetsched.leaseName" . }}
+{{- if .Values.percentageOfNodesToScore }}
+percentageOfNodesToScore: {{ .Values.percentageOfNodesToScore }}
+{{- end }}
+# No extenders here: kube-scheduler turns its signatures (opportunistic batching) off for every
+# profile as soon as one extender is configured.
+profiles:
+- schedulerName: {{ .Values.schedulerName }}
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Fleetsched
+        weight: {{ .Values.plugin.weight }}
+    {{- with .Values.plugin.disabledScorePlugins }}
+    # Default scores that work against Fleetsched's placement (chart value
+    # plugin.disabledScorePlugins; their filters keep running):
+    #   NodeResourcesFit (LeastAllocated) spreads pods over the emptiest nodes by CPU and memory,
+    #   the opposite of GPU binpacking and of the fragmentation-aware policies;
+    #   NodeResourcesBalancedAllocation pulls pods to whichever node evens out CPU and memory,
+    #   blind to GPUs, and adds that noise to every GPU pod's ranking.
+    # Every other default score stays on: taints, node and pod (anti-)affinity, topology spread,
+    # image locality, DRA and volumes express what Fleetsched does not decide.
+    {{- range $point := list "preScore" "score" }}
+    {{ $point }}:
+      disabled:
+      {{- range $.Values.plugin.disabledScorePlugins }}
+      - name: {{ . | quote }}
+      {{- end }}
+      {{- /* "*" also stops Fleetsched's multiPoint expansion at this point: enable it again. */}}
+      {{- if has "*" $.Values.plugin.disabledScorePlugins }}
+      enabled:
+      - name: Fleetsched
+        {{- if eq $point "score" }}
+        weight: {{ $.Values.plugin.weight }}
+        {{- end }}
+      {{- end }}
+    {{- end }}
+    {{- end }}
+    bind:
+      disabled:
+      - name: "*"
+      enabled:
+      - name: Fleetsched
+      - name: DefaultBinder
+  pluginConfig:
+  - name: Fleetsched
+    args:
+      apiVersion: fleetsched.io/v1alpha1
+      kind: FleetschedConfiguration
+      {{- toYaml .Values.profile | nindent 6 }}
+  {{- with .Values.plugin.pluginConfig }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The fleetsched container, the same in both extender shapes. */}}
 {{- define "fleetsched.serverContainer" -}}
 - name: fleetsched
   image: {{ include "fleetsched.image" . | quote }}
