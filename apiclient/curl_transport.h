@@ -26,8 +26,10 @@ class CurlTransport : public Transport {
   Id start(Request req, ResponseHandler handler) override;
   void cancel(Id id) override;
 
-  // Re-reads the token file (if any); later requests use the new token.
-  bool reloadToken(std::string& error) { return apiclient::reloadToken(config_, error); }
+  // refreshCredentials on the transport's configuration; later requests use what it got.
+  bool refreshCredentials(int64_t now, bool force, std::string& error) {
+    return apiclient::refreshCredentials(config_, now, force, error);
+  }
   const ClusterConfig& config() const { return config_; }
 
   // Stops every exchange and closes the loop handles; call before the loop ends.

@@ -1,9 +1,12 @@
 #include "apiclient/kube_config.h"
 
+#include "apiclient/exec_credential.h"
+
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <string_view>
 #include <fstream>
 #include <sstream>
@@ -64,6 +67,53 @@ YAML::Node findNamed(const YAML::Node& list, const std::string& name, const char
   return YAML::Node(YAML::NodeType::Null);
 }
 
+// A user's `exec` stanza, checked as client-go checks it (apiVersion known; a session that
+// must be interactive cannot run here: fleetsched has no terminal).
+bool execField(const YAML::Node& n, const std::string& dir, ExecConfig& out, std::string& error) {
+  out.apiVersion = n["apiVersion"].as<std::string>("");
+  if (out.apiVersion != "client.authentication.k8s.io/v1" && out.apiVersion != "client.authentication.k8s.io/v1beta1") {
+    error = "exec: apiVersion \"" + out.apiVersion +
+            "\" is not client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1";
+    return false;
+  }
+  out.command = n["command"].as<std::string>("");
+  if (out.command.empty()) {
+    error = "exec: no command";
+    return false;
+  }
+  // client-go resolves a command naming a path (it has a slash) against the kubeconfig's folder;
+  // a bare name is looked up on PATH.
+  if (out.command.find('/') != std::string::npos) out.command = resolve(dir, out.command);
+  if (const YAML::Node args = n["args"]) {
+    if (!args.IsSequence()) {
+      error = "exec: args is not a list";
+      return false;
+    }
+    for (const auto& a : args) out.args.push_back(a.as<std::string>());
+  }
+  if (const YAML::Node env = n["env"]) {
+    if (!env.IsSequence()) {
+      error = "exec: env is not a list";
+      return false;
+    }
+    for (const auto& e : env) {
+      const std::string name = e["name"].as<std::string>("");
+      if (name.empty() || name.find('=') != std::string::npos) {
+        error = "exec: an env entry has no valid name";
+        return false;
+      }
+      out.env.emplace_back(name, e["value"].as<std::string>(""));
+    }
+  }
+  out.installHint = n["installHint"].as<std::string>("");
+  out.provideClusterInfo = n["provideClusterInfo"].as<bool>(false);
+  if (n["interactiveMode"].as<std::string>("") == "Always") {
+    error = "exec: interactiveMode Always needs a terminal, and fleetsched has none";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool readFile(const std::string& path, std::string& out) {
@@ -76,6 +126,7 @@ bool readFile(const std::string& path, std::string& out) {
 }
 
 bool loadKubeconfig(const std::string& path, const std::string& context, ClusterConfig& out, std::string& error) {
+  out = ClusterConfig{};
   std::string text;
   if (!readFile(path, text)) {
     error = "kubeconfig " + path + ": cannot read";
@@ -114,22 +165,32 @@ bool loadKubeconfig(const std::string& path, const std::string& context, Cluster
     }
     YAML::Node user = findNamed(root["users"], userName, "user");
     if (!user.IsNull()) {
-      if (user["exec"] || user["auth-provider"]) {
+      if (user["auth-provider"]) {
         error = "kubeconfig " + path + ": user \"" + userName +
-                "\" uses a credential plugin, which fleetsched does not run; use a token, a client "
-                "certificate or the in-cluster service account";
+                "\" uses an auth-provider (removed from client-go in Kubernetes 1.26); use an exec "
+                "credential plugin, a token, a client certificate or the in-cluster service account";
         return false;
       }
       out.token = user["token"].as<std::string>("");
       if (user["tokenFile"]) {
         out.tokenFile = resolve(dir, user["tokenFile"].as<std::string>());
-        if (!reloadToken(out, why)) {
-          error = "kubeconfig " + path + ": " + why;
-          return false;
-        }
       }
       if (!pemField(user, "client-certificate", dir, out.certPem, why) ||
           !pemField(user, "client-key", dir, out.keyPem, why)) {
+        error = "kubeconfig " + path + ": user \"" + userName + "\": " + why;
+        return false;
+      }
+      if (const YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+        auto config = std::make_shared<ExecConfig>();
+        if (!execField(exec, dir, *config, why)) {
+          error = "kubeconfig " + path + ": user \"" + userName + "\": " + why;
+          return false;
+        }
+        out.exec = std::move(config);
+      }
+      // The token file is read, and the exec plugin run, now: a kubeconfig that cannot give
+      // credentials fails at start, not at the first request.
+      if (!refreshCredentials(out, static_cast<int64_t>(std::time(nullptr)), false, why)) {
         error = "kubeconfig " + path + ": user \"" + userName + "\": " + why;
         return false;
       }
@@ -142,6 +203,7 @@ bool loadKubeconfig(const std::string& path, const std::string& context, Cluster
 }
 
 bool inClusterConfig(ClusterConfig& out, std::string& error, const std::string& saDir) {
+  out = ClusterConfig{};
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
   if (host == nullptr || port == nullptr || *host == '\0' || *port == '\0') {
@@ -152,7 +214,7 @@ bool inClusterConfig(ClusterConfig& out, std::string& error, const std::string& 
   if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
   out.server = "https://" + h + ":" + port;
   out.tokenFile = saDir + "/token";
-  if (!reloadToken(out, error)) return false;
+  if (!refreshCredentials(out, 0, false, error)) return false;
   if (!readFile(saDir + "/ca.crt", out.caPem)) {
     error = "in-cluster: cannot read " + saDir + "/ca.crt";
     return false;
@@ -163,7 +225,7 @@ bool inClusterConfig(ClusterConfig& out, std::string& error, const std::string& 
 }
 
 std::string plaintextTokenWarning(const ClusterConfig& config) {
-  if (config.token.empty() && config.tokenFile.empty()) return {};
+  if (config.token.empty() && config.tokenFile.empty() && !config.exec) return {};
   if (config.server.compare(0, 7, "http://") != 0) return {};
   return "warning: the API server " + config.server +
          " is plain http://: the bearer token is sent unencrypted (use https://)";
@@ -195,7 +257,22 @@ ServerRoute serverRoute(const ClusterConfig& config) {
   return r;
 }
 
-bool reloadToken(ClusterConfig& config, std::string& error) {
+bool refreshCredentials(ClusterConfig& config, int64_t now, bool force, std::string& error) {
+  if (config.exec) {
+    const bool due = !config.execRan || force ||
+                     (config.credentialExpiry != 0 && now + kExecRefreshMarginSeconds >= config.credentialExpiry);
+    if (!due) return true;
+    ExecCredential got;
+    if (!runExecCredential(*config.exec, config, got, error)) return false;
+    config.token = std::move(got.token);
+    if (!got.certPem.empty()) {
+      config.certPem = std::move(got.certPem);
+      config.keyPem = std::move(got.keyPem);
+    }
+    config.credentialExpiry = got.expiry;
+    config.execRan = true;
+    return true;
+  }
   if (config.tokenFile.empty()) return true;
   std::string token;
   if (!readFile(config.tokenFile, token)) {

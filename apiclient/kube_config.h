@@ -2,9 +2,24 @@
 // context) or from the in-cluster service account. Errors are one line naming the problem.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fleetsched::apiclient {
+
+// A kubeconfig user's `exec` credential plugin (client.authentication.k8s.io ExecCredential), as
+// client-go runs it: EKS (`aws eks get-token`), GKE and AKS kubeconfigs use one.
+struct ExecConfig {
+  std::string apiVersion;  // client.authentication.k8s.io/v1 or /v1beta1
+  std::string command;     // a path with a slash is resolved against the kubeconfig's folder
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to fleetsched's environment
+  std::string installHint;                               // shown when the command cannot run
+  bool provideClusterInfo = false;                       // spec.cluster in KUBERNETES_EXEC_INFO
+};
 
 struct ClusterConfig {
   std::string server;     // "https://host:port", no trailing slash
@@ -16,6 +31,11 @@ struct ClusterConfig {
   bool insecureSkipVerify = false;
   std::string tlsServerName;
   std::string namespace_;
+  // Set when the credentials come from an exec plugin: token (or certPem/keyPem) is what it last
+  // returned, valid until credentialExpiry (Unix seconds; 0 = until the server answers 401).
+  std::shared_ptr<const ExecConfig> exec;
+  int64_t credentialExpiry = 0;
+  bool execRan = false;
 };
 
 // Reads a kubeconfig. `context` empty = current-context. Relative file paths resolve against
@@ -27,8 +47,12 @@ bool loadKubeconfig(const std::string& path, const std::string& context, Cluster
 bool inClusterConfig(ClusterConfig& out, std::string& error,
                      const std::string& saDir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
-// Re-reads tokenFile into token (no-op without a tokenFile). Returns false when unreadable.
-bool reloadToken(ClusterConfig& config, std::string& error);
+// Brings the credentials up to date: re-reads tokenFile into token; runs the exec plugin when it
+// has not run yet, when its credential expires within kExecRefreshMarginSeconds of `now` (Unix
+// seconds), or when `force` (the server answered 401). Without either, a no-op. Returns false,
+// with the reason, when the file cannot be read or the plugin fails; the old credentials stay.
+constexpr int64_t kExecRefreshMarginSeconds = 90;  // longer than the ingest loop's 60 s check
+bool refreshCredentials(ClusterConfig& config, int64_t now, bool force, std::string& error);
 
 // A one-line warning when `config` sends a bearer token over plain http:// (anyone on the path
 // can read and replay it); empty otherwise.

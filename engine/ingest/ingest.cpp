@@ -32,6 +32,7 @@ using apiclient::WatchEventInfo;
 
 constexpr uint64_t kStatsIntervalMs = 1000;
 constexpr uint64_t kTokenReloadMs = 60'000;
+constexpr uint64_t kForcedRefreshMs = 10'000;
 constexpr uint32_t kBindTimeoutMs = 10'000;
 // Pods per page of an audit list.
 constexpr uint32_t kAuditPageSize = 500;
@@ -362,7 +363,26 @@ struct Ingestor::Loop : UvLoop {
         podSink(owner.cache_, codec::ObjectKind::Pod),
         nodes(reflectorConfig("nodes", "/api/v1/nodes", "", owner.options_), transport, scheduler, nodeSink),
         pods(reflectorConfig("pods", "/api/v1/pods", std::string(kActivePods), owner.options_), transport, scheduler,
-             podSink) {}
+             podSink) {
+    // A 401 on a list or watch: the token may have expired or rotated early.
+    nodes.setOnUnauthorized([this] { refreshCredentials(true); });
+    pods.setOnUnauthorized([this] { refreshCredentials(true); });
+  }
+
+  // Token file re-read, exec plugin re-run when due (see apiclient::refreshCredentials); after a
+  // 401 (`force`) at most once per kForcedRefreshMs, so a server that refuses every token does
+  // not have the plugin run on every retry of every stream.
+  void refreshCredentials(bool force) {
+    const uint64_t now = uv_now(&loop);
+    if (force) {
+      if (lastForcedMs != 0 && now - lastForcedMs < kForcedRefreshMs) return;
+      lastForcedMs = now;
+    }
+    std::string err;
+    if (!transport.refreshCredentials(static_cast<int64_t>(std::time(nullptr)), force, err)) {
+      std::fprintf(stderr, "fleetsched: %s\n", err.c_str());
+    }
+  }
 
   static apiclient::ReflectorConfig reflectorConfig(std::string resource, std::string path, std::string selector,
                                                     const IngestOptions& o) {
@@ -446,8 +466,7 @@ struct Ingestor::Loop : UvLoop {
     sinceTokenReload += kStatsIntervalMs;
     if (sinceTokenReload >= kTokenReloadMs) {
       sinceTokenReload = 0;
-      std::string err;
-      if (!transport.reloadToken(err)) std::fprintf(stderr, "fleetsched: %s\n", err.c_str());
+      refreshCredentials(false);
     }
   }
 
@@ -467,6 +486,7 @@ struct Ingestor::Loop : UvLoop {
   cache::Reader reader{owner.cache_};
   codec::Decoder auditDecoder{cache::kMaxClusterFileBytes};
   uint64_t sinceTokenReload = 0;
+  uint64_t lastForcedMs = 0;
 };
 
 Ingestor::Ingestor(cache::Cache& cache, Metrics& metrics, IngestOptions options)
@@ -632,10 +652,7 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
                  body.find("already assigned to node \\\"" + shared->node + "\\\"") != std::string::npos) {
         error.clear();  // an earlier attempt of ours went through
       } else {
-        if (status == 401) {
-          std::string e;
-          l->transport.reloadToken(e);
-        }
+        if (status == 401) l->refreshCredentials(true);
         error = "binding " + shared->podNamespace + "/" + shared->podName + " to " + shared->node + ": HTTP " +
                 std::to_string(status) + ": " + statusMessage(body);
       }

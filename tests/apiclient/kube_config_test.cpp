@@ -92,12 +92,12 @@ TEST_F(KubeConfigTest, ClearErrors) {
   EXPECT_NE(err.find("context \"nope\" not found"), std::string::npos) << err;
 
   path = write("kc2", R"(clusters: [{name: c, cluster: {server: "https://h"}}]
-users: [{name: u, user: {exec: {command: aws}}}]
+users: [{name: u, user: {auth-provider: {name: gcp}}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 )");
   EXPECT_FALSE(loadKubeconfig(path, "", c, err));
-  EXPECT_NE(err.find("credential plugin"), std::string::npos) << err;
+  EXPECT_NE(err.find("auth-provider"), std::string::npos) << err;
 
   path = write("kc3", "{{{not yaml");
   EXPECT_FALSE(loadKubeconfig(path, "", c, err));
@@ -118,7 +118,7 @@ TEST_F(KubeConfigTest, InClusterReadsTokenAndRotates) {
   EXPECT_EQ(c.caPem, "CA");
   EXPECT_EQ(c.namespace_, "fleet");
   write("token", "tok-2");
-  ASSERT_TRUE(reloadToken(c, err));
+  ASSERT_TRUE(refreshCredentials(c, 0, false, err));
   EXPECT_EQ(c.token, "tok-2");
   ::unsetenv("KUBERNETES_SERVICE_HOST");
   EXPECT_FALSE(inClusterConfig(c, err, dir_.string()));
