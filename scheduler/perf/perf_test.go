@@ -1,0 +1,30 @@
+//go:build schedulerperf
+
+package perf
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	_ "k8s.io/component-base/logs/json/register"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	scheduler_perf "k8s.io/kubernetes/test/integration/scheduler_perf"
+
+	"fleetsched/scheduler/plugin"
+)
+
+func TestMain(m *testing.M) {
+	if err := scheduler_perf.InitTests(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// BenchmarkPerfScheduling runs the workloads of performance-config.yaml that the label filter
+// (-perf-scheduling-label-filter, upstream's default "performance") selects.
+func BenchmarkPerfScheduling(b *testing.B) {
+	scheduler_perf.RunBenchmarkPerfScheduling(b, "performance-config.yaml", "fleetsched",
+		frameworkruntime.Registry{plugin.Name: plugin.New})
+}
