@@ -63,23 +63,16 @@ struct FailedNode {
   std::string_view reason;
 };
 
-// ExtenderFilterResult. The encoder writes the list of the request's mode and null for the
-// other one; an empty passing set is `[]` (or `"items":[]`), never null. The failed maps are
-// written sorted by node name, `{}` when empty. A non-empty `error` produces Go's zero-value
-// result instead: both lists and both maps null (kube-scheduler only reads Error then).
+// ExtenderFilterResult of a full-Nodes request (NodeNames mode: encoder.h's NodeNamesVerdicts).
+// The encoder writes "items" from nodesRaw (`"items":[]` when nothing passes) and NodeNames null.
+// The failed maps are written sorted by node name, `{}` when empty. A non-empty `error` produces
+// Go's zero-value result instead: both lists and both maps null (kube-scheduler only reads Error
+// then).
 struct FilterResult {
-  NodesMode mode = NodesMode::NodeNames;
-  std::vector<std::string_view> nodeNames;  // NodeNames mode: passing node names
-  std::vector<std::string_view> nodesRaw;   // Nodes mode: raw JSON of each passing input node
+  std::vector<std::string_view> nodesRaw;  // raw JSON of each passing input node
   std::vector<FailedNode> failedNodes;
   std::vector<FailedNode> failedAndUnresolvableNodes;
   std::string_view error;
-  // Work a caller has done once for many requests (see engine::NodeNameTable); the encoder
-  // trusts both. failedSorted: each failed list is already in bytewise name order with every
-  // name once. namesEncoded: nodeNames and the failed entries' node views are JSON strings
-  // already (quoted and escaped as JsonWriter::string writes them) and are copied as they are.
-  bool failedSorted = false;
-  bool namesEncoded = false;
 };
 
 // HostPriority; a prioritize reply is a bare array of these (`[]` when empty).

@@ -20,7 +20,6 @@
 
 #include "codec/decoder.h"
 #include "codec/encoder.h"
-#include "codec/json_writer.h"
 
 namespace fleetsched::codec {
 namespace {
@@ -291,12 +290,13 @@ void BM_DecodeExtenderArgs_Pod(benchmark::State& state) {
 }
 BENCHMARK(BM_DecodeExtenderArgs_Pod)->Unit(benchmark::kMicrosecond);
 
-// A filter reply for 5,000 nodes: 4,000 pass, 1,000 fail (in input order, which is not
-// sorted, so the failed maps are sorted on every encode as Go does).
+// A full-Nodes filter reply for 5,000 nodes: 4,000 pass (their input bytes echoed), 1,000 fail
+// (in input order, which is not sorted, so the failed maps are sorted on every encode as Go does).
 void BM_EncodeFilterResult5000(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < 5000; ++i) names.push_back(nodeName((i * 2654435761u) % 5000));
   FilterResult r;
+  std::vector<std::string> items;
   std::vector<FailedNode> failed, unresolvable;
   for (int i = 0; i < 5000; ++i) {
     if (i % 5 == 1) {
@@ -306,9 +306,10 @@ void BM_EncodeFilterResult5000(benchmark::State& state) {
     } else if (i % 5 == 3) {
       failed.push_back({names[i], "node(s) had untolerated taint {fleetsched.io/spot: true}"});
     } else {
-      r.nodeNames.push_back(names[i]);
+      items.push_back(R"({"metadata":{"name":")" + names[i] + R"("}})");
     }
   }
+  for (const std::string& item : items) r.nodesRaw.push_back(item);
   Buffer out;
   r.failedNodes = failed;
   r.failedAndUnresolvableNodes = unresolvable;
@@ -317,7 +318,7 @@ void BM_EncodeFilterResult5000(benchmark::State& state) {
   simdjson::dom::element doc;
   simdjson::dom::array pass;
   simdjson::dom::object f1, f2;
-  if (p.parse(out.str()).get(doc) != simdjson::SUCCESS || doc["NodeNames"].get_array().get(pass) ||
+  if (p.parse(out.str()).get(doc) != simdjson::SUCCESS || doc["Nodes"]["items"].get_array().get(pass) ||
       doc["FailedNodes"].get_object().get(f1) || doc["FailedAndUnresolvableNodes"].get_object().get(f2) ||
       pass.size() + f1.size() + f2.size() != 5000) {
     die("filter encode check failed");
@@ -348,79 +349,80 @@ void BM_EncodeHostPriorityList5000(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeHostPriorityList5000)->Unit(benchmark::kMicrosecond);
 
-// The extender's NodeNames path: the service hands the failed maps over already in name order
-// and every name already JSON-encoded (engine::NodeNameTable), so the encoder only copies.
-// 1,000 pass and 4,000 fail, as a 2-GPU pod on the 5,000-node corpus.
-void BM_EncodeFilterResult5000_SortedEncoded(benchmark::State& state) {
+// The extender's NodeNames reply: names pre-encoded in a NodeNameTable, failed maps walked by
+// rank, each reason escaped once. 1,000 pass and 4,000 fail, as a 2-GPU pod on the 5,000-node
+// corpus, listed in a shuffled order as kube-scheduler sends them.
+void BM_EncodeNodeNamesFilter5000(benchmark::State& state) {
   std::vector<std::string> names;
   for (int i = 0; i < 5000; ++i) names.push_back(nodeName(i));
-  std::sort(names.begin(), names.end());
-  std::vector<std::string> quoted;
-  for (const auto& n : names) {
-    std::string q;
-    JsonWriter w(q);
-    w.string(n);
-    w.finish();
-    quoted.push_back(q);
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::vector<uint32_t> tableIds(names.size());
+  for (uint32_t id = 0; id < tableIds.size(); ++id) tableIds[id] = id;
+  NodeNameTable table;
+  table.build(1, static_cast<uint32_t>(names.size()), tableIds, views);
+  const FilterReason reasons[] = {{},
+                                  {},
+                                  {"only 1 free nvidia.com/gpu, need 2", FailedMap::Failed},
+                                  {"node has no nvidia.com/gpu (Node does not have GPU)", FailedMap::Unresolvable},
+                                  {"node(s) had untolerated taint {fleetsched.io/spot: true}", FailedMap::Failed}};
+  std::vector<uint32_t> ids, passed;
+  std::vector<uint8_t> codes;
+  for (int i = 0; i < 5000; ++i) ids.push_back(static_cast<uint32_t>((i * 2654435761u) % 5000));
+  for (uint32_t id : ids) {
+    const uint8_t code = id % 5 == 0 ? 1 : id % 5 == 1 ? 3 : id % 2 == 0 ? 2 : 4;
+    codes.push_back(code);
+    if (code == 1) passed.push_back(id);
   }
-  FilterResult r;
-  r.failedSorted = true;
-  r.namesEncoded = true;
-  const std::string_view reasons[] = {"only 1 free nvidia.com/gpu, need 2", "node has no nvidia.com/gpu (Node does not have GPU)",
-                                      "node(s) had untolerated taint {fleetsched.io/spot: true}"};
-  for (int i = 0; i < 5000; ++i) {
-    if (i % 5 == 0) {
-      r.nodeNames.push_back(quoted[i]);
-    } else if (i % 5 == 1) {
-      r.failedAndUnresolvableNodes.push_back({quoted[i], reasons[1]});
-    } else {
-      r.failedNodes.push_back({quoted[i], reasons[i % 2 == 0 ? 0 : 2]});
-    }
-  }
+  const NodeNamesVerdicts<uint8_t> v{ids, codes, reasons, passed, {}, {}};
   Buffer out;
-  encodeFilterResult(r, out);
-  // Check against the general path (unsorted input, plain names) before timing.
-  FilterResult plain;
-  for (int i = 4999; i >= 0; --i) {
-    if (i % 5 == 0) continue;
-    auto& list = i % 5 == 1 ? plain.failedAndUnresolvableNodes : plain.failedNodes;
-    list.push_back({names[i], i % 5 == 1 ? reasons[1] : reasons[i % 2 == 0 ? 0 : 2]});
+  encodeNodeNamesFilter(table, v, out);
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  simdjson::dom::array pass;
+  simdjson::dom::object f1, f2;
+  if (p.parse(out.str()).get(doc) != simdjson::SUCCESS || doc["NodeNames"].get_array().get(pass) ||
+      doc["FailedNodes"].get_object().get(f1) || doc["FailedAndUnresolvableNodes"].get_object().get(f2) ||
+      pass.size() != 1000 || pass.size() + f1.size() + f2.size() != 5000) {
+    die("NodeNames filter encode check failed");
   }
-  for (int i = 0; i < 5000; i += 5) plain.nodeNames.push_back(names[i]);
-  Buffer want;
-  encodeFilterResult(plain, want);
-  if (out.view() != want.view()) die("sorted+encoded filter reply differs from the general encoder's");
   for (auto _ : state) {
     out.clear();
-    encodeFilterResult(r, out);
+    encodeNodeNamesFilter(table, v, out);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * out.size()));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 5000));
 }
-BENCHMARK(BM_EncodeFilterResult5000_SortedEncoded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EncodeNodeNamesFilter5000)->Unit(benchmark::kMicrosecond);
 
-void BM_EncodeHostPriorityList5000_Encoded(benchmark::State& state) {
-  std::vector<std::string> quoted;
-  for (int i = 0; i < 5000; ++i) {
-    std::string q;
-    JsonWriter w(q);
-    w.string(nodeName(i));
-    w.finish();
-    quoted.push_back(q);
+// What a node joining or leaving costs the extender's reader: the name table (ranks in byte
+// order, JSON-encoded names, the lookup) is rebuilt once per node set, on the first NodeNames
+// request after the change. EKS-like names, 5,000 nodes.
+void BM_NodeNameTableBuild(benchmark::State& state) {
+  const int count = static_cast<int>(state.range(0));
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "ip-10-%d-%d-%d.us-west-2.compute.internal", i / 65536, (i / 256) % 256, i % 256);
+    names.push_back(buf);
   }
-  std::vector<HostPriority> list;
-  for (int i = 0; i < 5000; ++i) list.push_back({quoted[i], i % 11});
-  Buffer out;
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::vector<uint32_t> ids(names.size());
+  for (uint32_t id = 0; id < ids.size(); ++id) ids[id] = id;
+  NodeNameTable check;
+  check.build(1, static_cast<uint32_t>(count), ids, views);
+  if (check.size() != static_cast<uint32_t>(count)) state.SkipWithError("table size");
+  for (uint32_t r = 1; r < check.size(); ++r) {
+    if (check.name(check.idAt(r - 1)) >= check.name(check.idAt(r))) state.SkipWithError("table order");
+  }
   for (auto _ : state) {
-    out.clear();
-    encodeHostPriorityList(list, out, true);
-    benchmark::DoNotOptimize(out.data());
+    NodeNameTable table;  // a fresh table, as after a restart
+    table.build(1, static_cast<uint32_t>(count), ids, views);
+    benchmark::DoNotOptimize(table.size());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * out.size()));
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 5000));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * count);
 }
-BENCHMARK(BM_EncodeHostPriorityList5000_Encoded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NodeNameTableBuild)->Arg(5000)->Unit(benchmark::kMicrosecond);
 
 // Optional corpora from `fleetsched gen-fleet` (tools/fleet), given by environment variables:
 //   FLEETSCHED_CODEC_BENCH_REQUESTS  an ndjson file of ExtenderArgs bodies (requests-full.ndjson

@@ -15,12 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "cache/cache.h"
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/request_parser.h"
 #include "engine/reactor/router.h"
 #include "engine/reactor/server.h"
-#include "engine/service/node_name_table.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -224,42 +222,6 @@ void BM_LoopbackRoundTrip(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * depth));
 }
 BENCHMARK(BM_LoopbackRoundTrip)->Arg(1)->Arg(8)->Arg(32)->UseRealTime();
-
-// What a node joining or leaving costs the extender's reader: the name table (ranks in byte
-// order and JSON-encoded names) is rebuilt once per node set, on the first NodeNames request
-// after the change. EKS-like names, 5,000 nodes.
-void BM_NodeNameTableRebuild(benchmark::State& state) {
-  const int count = static_cast<int>(state.range(0));
-  cache::Cache cache;
-  std::vector<std::string> names;
-  for (int i = 0; i < count; ++i) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "ip-10-%d-%d-%d.us-west-2.compute.internal", i / 65536, (i / 256) % 256, i % 256);
-    names.push_back(buf);
-  }
-  {
-    cache::Cache::Writer w = cache.write();
-    for (const std::string& n : names) {
-      codec::Node node;
-      node.name = n;
-      w.upsertNode(node);
-    }
-  }
-  cache::Reader reader(cache);
-  cache::Snapshot snap = reader.acquire();
-  NodeNameTable check;
-  check.refresh(snap);
-  if (check.size() != static_cast<uint32_t>(count)) state.SkipWithError("table size");
-  for (uint32_t r = 1; r < check.size(); ++r) {
-    if (check.name(check.idAt(r - 1)) >= check.name(check.idAt(r))) state.SkipWithError("table order");
-  }
-  for (auto _ : state) {
-    NodeNameTable table;  // a fresh table always rebuilds
-    benchmark::DoNotOptimize(table.refresh(snap));
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * count);
-}
-BENCHMARK(BM_NodeNameTableRebuild)->Arg(5000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace fleetsched::engine

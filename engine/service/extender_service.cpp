@@ -11,7 +11,6 @@
 #include "apiclient/k8s_names.h"
 #include "cache/binding.h"
 #include "codec/encoder.h"
-#include "codec/json_writer.h"
 #include "plugins/annotations.h"
 #include "plugins/interpretation.h"
 
@@ -36,6 +35,11 @@ void overlayKnown(const plugins::NodeInfo& known, plugins::NodeInfo& n) {
   for (uint8_t i = 0; i < n.scalarCount; ++i) {
     if (const plugins::ScalarResource* s = known.scalar(n.scalars[i].name)) n.scalars[i].used = s->used;
   }
+}
+
+codec::FilterReason reasonOf(const plugins::Status& s) {
+  return {s.reason, s.code == plugins::Code::UnschedulableAndUnresolvable ? codec::FailedMap::Unresolvable
+                                                                           : codec::FailedMap::Failed};
 }
 
 }  // namespace
@@ -99,7 +103,7 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
     return false;
   }
   if (args_.mode() == codec::NodesMode::NodeNames) {
-    names_.refresh(snap);
+    refreshNames(snap);
     resolveNames(snap);
     nodes_ = ownNodes_;
     nodeIds_ = ownNodeIds_;
@@ -134,6 +138,20 @@ bool ExtenderService::decodeArgs(ExtenderRequest& req, const cache::Snapshot& sn
   return true;
 }
 
+void ExtenderService::refreshNames(const cache::Snapshot& snap) {
+  // Once per node set: pod events and reservations publish new snapshots with the same one.
+  if (names_.describes(snap.nameSetVersion())) return;
+  std::vector<uint32_t> ids;
+  std::vector<std::string_view> names;
+  for (uint32_t id = 0; id < snap.idLimit(); ++id) {
+    if (const plugins::NodeInfo* n = snap.node(id)) {
+      ids.push_back(id);
+      names.push_back(n->name);
+    }
+  }
+  names_.build(snap.nameSetVersion(), snap.idLimit(), ids, names);
+}
+
 void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   // Every name, every request: kube-scheduler's parallel filter lists the nodes in a different
   // order for each pod, so there is no previous list worth comparing with (see
@@ -147,7 +165,7 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
   names_.findAll(list, listIds_);
   for (uint32_t i = 0; i < list.size(); ++i) {
     const uint32_t id = listIds_[i];
-    const plugins::NodeInfo* n = id == cache::kNoNode ? nullptr : snap.node(id);
+    const plugins::NodeInfo* n = id == codec::NodeNameTable::kNoId ? nullptr : snap.node(id);
     if (n != nullptr) {
       ownNodes_.push_back(n);
       ownNodeIds_.push_back(id);
@@ -156,161 +174,6 @@ void ExtenderService::resolveNames(const cache::Snapshot& snap) {
       ownUnknown_.push_back(list[i]);
     }
   }
-}
-
-void ExtenderService::orderUnknown() {
-  // Go writes map keys sorted. Known nodes are walked by their rank in the name table: no
-  // string comparison. Unknown names (rare) are sorted here and merged into FailedNodes, where
-  // their name puts them.
-  unknownOrder_.resize(unknown_.size());
-  for (uint32_t k = 0; k < unknownOrder_.size(); ++k) unknownOrder_[k] = k;
-  std::sort(unknownOrder_.begin(), unknownOrder_.end(),
-            [&](uint32_t a, uint32_t b) { return unknown_[a] < unknown_[b]; });
-  unknownOrder_.erase(std::unique(unknownOrder_.begin(), unknownOrder_.end(),
-                                  [&](uint32_t a, uint32_t b) { return unknown_[a] == unknown_[b]; }),
-                      unknownOrder_.end());
-  unknownQuoted_.clear();
-  unknownQuotedOffset_.assign(1, 0);
-  {
-    codec::JsonWriter w(unknownQuoted_);
-    for (uint32_t k : unknownOrder_) {
-      w.string(unknown_[k]);
-      unknownQuotedOffset_.push_back(static_cast<uint32_t>(w.size()));
-    }
-  }
-  unknownQuoted_.append(NodeNameTable::kCopySlack, '\0');
-}
-
-const std::vector<uint32_t>& ExtenderService::rankPositions() {
-  rankPos_.assign(names_.size(), static_cast<uint32_t>(nodeIds_.size()));
-  // A name sent twice has one node and one verdict: either position will do.
-  for (uint32_t i = 0; i < nodeIds_.size(); ++i) rankPos_[names_.rank(nodeIds_[i])] = i;
-  return rankPos_;
-}
-
-namespace {
-
-constexpr size_t kCopySlack = NodeNameTable::kCopySlack;
-
-// Appends `s` at `p`: one fixed-size copy when it is short (kCopySlack bytes are readable from
-// s.data() and writable at p), else a plain one. Names and reasons are ~20-60 bytes: a call to
-// memcpy with their length costs more than the bytes.
-inline char* putSlack(char* p, std::string_view s) {
-  if (s.size() <= kCopySlack) {
-    std::memcpy(p, s.data(), kCopySlack);
-  } else {
-    std::memcpy(p, s.data(), s.size());
-  }
-  return p + s.size();
-}
-
-}  // namespace
-
-void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out) {
-  // What codec::encodeFilterResult writes for NodeNames (a test holds them equal), straight
-  // from the verdict codes: each distinct reason escaped once, the failed nodes walked in name
-  // order, names and reasons copied in fixed-size blocks from padded tables into a buffer kept
-  // kCopySlack bytes ahead of the writes.
-  const plugins::FailureCodes& failures = *failures_;
-  std::array<uint32_t, 256> reasonAt{}, reasonLength{};  // 0 / 0: the empty padded one
-  std::array<uint8_t, 256> mapOf{};  // per code: 0 none, 1 FailedNodes, 2 FailedAndUnresolvable
-  size_t maxReason = 0;
-  reasonsEscaped_.assign(kCopySlack, '\0');
-  for (size_t k = 0; k < failures.size(); ++k) {
-    const auto code = static_cast<uint8_t>(plugins::kColumnFailed + k);
-    const plugins::Status& st = failures.status(code);
-    const size_t at = reasonsEscaped_.size();
-    {
-      codec::JsonWriter w(reasonsEscaped_);
-      w.string(st.reason);
-    }
-    reasonAt[code] = static_cast<uint32_t>(at);
-    reasonLength[code] = static_cast<uint32_t>(reasonsEscaped_.size() - at);
-    maxReason = std::max<size_t>(maxReason, reasonLength[code]);
-    reasonsEscaped_.append(kCopySlack, '\0');
-    mapOf[code] = st.code == plugins::Code::UnschedulableAndUnresolvable ? 2 : 1;
-  }
-  // Unknown names' reason, in the same padded table (only when there are any).
-  const size_t unknownAt = reasonsEscaped_.size();
-  if (!unknownOrder_.empty()) {
-    codec::JsonWriter w(reasonsEscaped_);
-    w.string(kUnknownNode);
-  }
-  const size_t unknownLength = reasonsEscaped_.size() - unknownAt;
-  reasonsEscaped_.append(kCopySlack, '\0');
-  auto reason = [&](uint8_t code) { return std::string_view(reasonsEscaped_.data() + reasonAt[code], reasonLength[code]); };
-  const std::string_view unknownEscaped(reasonsEscaped_.data() + unknownAt, unknownLength);
-
-  // Failed ranks per map, gathered without a branch per node (which fail is data).
-  const std::vector<uint32_t>& rankPos = rankPositions();
-  const uint32_t ranks = names_.size();
-  const uint8_t* verdict = verdict_.data();  // verdict_[nodes_.size()] is a pass
-  size_t count[2] = {0, 0};
-  failedAt_[0].resize(ranks);
-  failedAt_[1].resize(ranks);
-  for (uint32_t r = 0; r < ranks; ++r) {
-    const uint8_t map = mapOf[verdict[rankPos[r]]];
-    failedAt_[0][count[0]] = r;
-    count[0] += map == 1;
-    failedAt_[1][count[1]] = r;
-    count[1] += map == 2;
-  }
-
-  const size_t maxName = std::max(names_.maxQuotedSize(), size_t{2});
-  size_t len = out.size();
-  auto room = [&](size_t n) -> char* {
-    if (out.size() - len < n + kCopySlack)
-      out.resizeUninitialized(std::max(len + n + kCopySlack, out.size() + out.size() / 2));
-    return out.data() + len;
-  };
-  auto put = [&](std::string_view s) {  // the fixed parts
-    std::memcpy(room(s.size()), s.data(), s.size());
-    len += s.size();
-  };
-  const size_t entry = maxName + maxReason + 2;
-  room(passedIds_.size() * (maxName + 1) + (count[0] + count[1]) * entry + unknownQuoted_.size() +
-       unknownOrder_.size() * (kUnknownNode.size() + 2) + 256);
-
-  put(R"({"Nodes":null,"NodeNames":[)");
-  char* p = room(passedIds_.size() * (maxName + 1));
-  for (uint32_t id : passedIds_) {
-    p = putSlack(p, names_.quoted(id));
-    *p++ = ',';
-  }
-  len = static_cast<size_t>(p - out.data());
-  if (!passedIds_.empty()) --len;  // the last comma
-  put("],");
-
-  for (size_t map = 0; map < 2; ++map) {
-    put(map == 0 ? std::string_view(R"("FailedNodes":{)") : std::string_view(R"(,"FailedAndUnresolvableNodes":{)"));
-    const uint32_t* at = failedAt_[map].data();
-    const size_t n = count[map];
-    const size_t unknowns = map == 0 ? unknownOrder_.size() : 0;  // unknown names go to FailedNodes only
-    char* q = room(n * entry + unknowns * (maxName + unknownEscaped.size() + 2) + unknownQuoted_.size());
-    size_t comma = 0;  // none before the first entry
-    auto write = [&](std::string_view quotedName, std::string_view escaped) {
-      *q = ',';
-      q += comma;
-      comma = 1;
-      q = putSlack(q, quotedName);
-      *q++ = ':';
-      q = putSlack(q, escaped);
-    };
-    size_t u = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const uint32_t r = at[k];
-      if (u < unknowns) {
-        const std::string_view name = names_.name(names_.idAt(r));
-        for (; u < unknowns && unknown_[unknownOrder_[u]] < name; ++u) write(quotedUnknown(u), unknownEscaped);
-      }
-      write(names_.quotedAtRank(r), reason(verdict[rankPos[r]]));
-    }
-    for (; u < unknowns; ++u) write(quotedUnknown(u), unknownEscaped);
-    len = static_cast<size_t>(q - out.data());
-    put("}");
-  }
-  put(R"(,"Error":""})");
-  out.resizeUninitialized(len);
 }
 
 const plugins::NodeColumns* ExtenderService::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
@@ -348,12 +211,10 @@ plugins::NodeSpan ExtenderService::runFilter(const plugins::Profile& profile, co
   return profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
 }
 
-bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap, bool& filtered) {
-  filtered = false;
+void ExtenderService::filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap) {
   const size_t n = nodes_.size();
-  verdict_.resize(n + 1);
-  verdict_[n] = plugins::kColumnPass;  // where rankPositions() sends ranks the list lacks
-  const std::span<uint8_t> verdict(verdict_.data(), n);
+  verdict_.resize(n);
+  const std::span<uint8_t> verdict(verdict_);
   const plugins::NodeColumns* columns = columnsFor(profile, snap);
   if (columns != nullptr &&
       profile.runFilterCodes(args_.pod, state_, snap, nodes_, nodeIds_, *columns, verdict, scratch_)) {
@@ -362,16 +223,26 @@ bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache
     // A pod the rows cannot judge (e.g. a MIG profile): the plugins' Filter, then its statuses
     // as codes.
     runFilter(profile, snap);
-    filtered = true;
     statusCodes_.clear();
     for (size_t i = 0; i < n; ++i) {
       const plugins::Status& s = statuses_[i];
       verdict[i] = s.ok() ? uint8_t{plugins::kColumnPass} : statusCodes_.code(s);
-      if (verdict[i] == plugins::kColumnUndecided) return false;  // more distinct reasons than codes
+      if (verdict[i] == plugins::kColumnUndecided) {  // more distinct reasons than codes
+        wideCodes();
+        return;
+      }
     }
     failures_ = &statusCodes_;
   }
+  gatherPassed(verdict, [&](uint8_t v) {
+    return v >= plugins::kColumnFailed && failures_->status(v).code == plugins::Code::Unschedulable;
+  });
+}
+
+template <class Code, class Unschedulable>
+void ExtenderService::gatherPassed(std::span<Code> verdict, Unschedulable unschedulable) {
   // Kept nodes in the request's order, gathered without a branch per node.
+  const size_t n = verdict.size();
   passedIds_.resize(n + 1);
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -385,16 +256,48 @@ bool ExtenderService::filterByCodes(const plugins::Profile& profile, const cache
   const std::string_view nominated = args_.pod.nominatedNodeName;
   if (!nominated.empty()) {
     for (size_t i = 0; i < n; ++i) {
-      const uint8_t v = verdict[i];
-      if (v >= plugins::kColumnFailed && failures_->status(v).code == plugins::Code::Unschedulable &&
-          nodes_[i]->name == nominated) {
+      if (unschedulable(verdict[i]) && nodes_[i]->name == nominated) {
         verdict[i] = plugins::kColumnPass;
         passedIds_[kept++] = nodeIds_[i];
       }
     }
   }
   passedIds_.resize(kept);
-  return true;
+}
+
+void ExtenderService::wideCodes() {
+  const size_t n = nodes_.size();
+  wideVerdict_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    wideVerdict_[i] = statuses_[i].ok() ? uint32_t{plugins::kColumnPass} : plugins::kColumnFailed + i;
+  }
+  failures_ = nullptr;
+  gatherPassed(std::span(wideVerdict_), [&](uint32_t v) {
+    return v >= plugins::kColumnFailed && statuses_[v - plugins::kColumnFailed].code == plugins::Code::Unschedulable;
+  });
+}
+
+void ExtenderService::encodeNodeNamesFilter(codec::Buffer& out) {
+  const size_t n = nodes_.size();
+  if (failures_ != nullptr) {
+    reasons_.assign(plugins::kColumnFailed + failures_->size(), codec::FilterReason{});
+    for (size_t k = 0; k < failures_->size(); ++k) {
+      const auto code = static_cast<uint8_t>(plugins::kColumnFailed + k);
+      reasons_[code] = reasonOf(failures_->status(code));
+    }
+    codec::encodeNodeNamesFilter(
+        names_, codec::NodeNamesVerdicts<uint8_t>{nodeIds_, std::span(verdict_).first(n), reasons_, passedIds_, unknown_,
+                                                  kUnknownNode},
+        out);
+    return;
+  }
+  reasons_.assign(plugins::kColumnFailed + n, codec::FilterReason{});
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!statuses_[i].ok()) reasons_[plugins::kColumnFailed + i] = reasonOf(statuses_[i]);
+  }
+  codec::encodeNodeNamesFilter(
+      names_, codec::NodeNamesVerdicts<uint32_t>{nodeIds_, wideVerdict_, reasons_, passedIds_, unknown_, kUnknownNode},
+      out);
 }
 
 void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -404,37 +307,23 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   remember(args_.pod);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
-  const bool names = args_.mode() == codec::NodesMode::NodeNames;
-  bool filtered = false;
-  if (names && filterByCodes(profile, snap, filtered)) {
-    orderUnknown();
+  if (args_.mode() == codec::NodesMode::NodeNames) {
+    filterByCodes(profile, snap);
     const uint64_t decided = uv_hrtime();
     encodeNodeNamesFilter(req.response);
     trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
     return;
   }
-  if (!filtered) runFilter(profile, snap);
+  runFilter(profile, snap);
 
-  // Full Nodes, or a NodeNames run with more distinct reasons than codes: the general encoder,
-  // which sorts the names.
   codec::FilterResult& r = filterResult_;
-  r.mode = args_.mode();
-  r.nodeNames.clear();
   r.nodesRaw.clear();
   r.failedNodes.clear();
   r.failedAndUnresolvableNodes.clear();
   r.error = {};
-  r.failedSorted = false;
-  r.namesEncoded = false;
-  auto pass = [&](size_t i) {
-    if (names) {
-      r.nodeNames.push_back(nodes_[i]->name);
-    } else {
-      r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw);
-    }
-  };
+  auto pass = [&](size_t i) { r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw); };
   for (uint32_t i : scratch_.feasibleIndex()) pass(i);
-  const std::string_view nominated = args_.pod.nominatedNodeName;  // see filterByCodes
+  const std::string_view nominated = args_.pod.nominatedNodeName;  // see gatherPassed
   for (uint32_t i = 0; i < statuses_.size(); ++i) {
     const plugins::Status& s = statuses_[i];
     if (s.ok()) continue;
@@ -449,7 +338,6 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
       r.failedNodes.push_back(f);
     }
   }
-  for (std::string_view name : unknown_) r.failedNodes.push_back({name, kUnknownNode});
   const uint64_t decided = uv_hrtime();
 
   codec::encodeFilterResult(r, req.response);
@@ -496,15 +384,15 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   if (names) {
     // Every entry written, the count moved only past a score above 0: no branch per node on
     // which nodes score. The arrays only grow, so nothing is re-initialised per request.
-    if (prefixes_.size() < feasibleCount) {
-      prefixes_.resize(feasibleCount);
+    if (listedIds_.size() < feasibleCount) {
+      listedIds_.resize(feasibleCount);
       kept_.resize(feasibleCount);
     }
-    std::string_view* prefix = prefixes_.data();
+    uint32_t* ids = listedIds_.data();
     int32_t* kept = kept_.data();
     for (size_t k = 0; k < feasibleCount; ++k) {
       const int32_t score = feasibleScores_[k];
-      prefix[listed] = names_.hostScorePrefix(nodeIds_[inputIndexFeasible_[k]]);
+      ids[listed] = nodeIds_[inputIndexFeasible_[k]];
       kept[listed] = score;
       listed += score != 0;
     }
@@ -517,10 +405,9 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
   const uint64_t decided = uv_hrtime();
 
   if (names) {
-    codec::encodeHostScores(std::span(prefixes_).first(listed), std::span(kept_).first(listed), req.response,
-                            /*padded=*/true);
+    codec::encodeHostScores(names_, std::span(listedIds_).first(listed), std::span(kept_).first(listed), req.response);
   } else {
-    codec::encodeHostPriorityList(priorities_, req.response, false);
+    codec::encodeHostPriorityList(priorities_, req.response);
   }
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
 }

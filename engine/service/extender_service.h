@@ -2,9 +2,9 @@
 // request is decoded in place (codec), run through the pod's profile (plugins) against the
 // snapshot's nodes, and encoded as Go's encoding/json would (codec).
 //
-//   NodeNames mode  every name is looked up in a NodeNameTable (per node set); a name the cache
-//                   does not know is reported in FailedNodes, never dropped. Replies take names
-//                   pre-encoded and failed maps in order from the same table.
+//   NodeNames mode  every name is looked up in a codec::NodeNameTable (per node set); a name the
+//                   cache does not know is reported in FailedNodes, never dropped. The replies
+//                   are written from that table and the verdicts (codec/encoder.h).
 //   Nodes mode      each request node is turned into a NodeInfo; what the cache knows about a
 //                   node of that name (pods bound, reservations, zone) is carried over, so
 //                   accounting is the same in both modes. The reply echoes the input objects'
@@ -40,11 +40,12 @@
 #include "cache/cache.h"
 #include "cache/node_builder.h"
 #include "codec/decoder.h"
+#include "codec/encoder.h"
 #include "codec/extender.h"
+#include "codec/node_name_table.h"
 #include "engine/reactor/handler.h"
 #include "engine/reactor/metrics.h"
 #include "engine/service/binder.h"
-#include "engine/service/node_name_table.h"
 #include "engine/service/owned_pod.h"
 #include "plugins/config.h"
 #include "plugins/profile.h"
@@ -90,6 +91,8 @@ class ExtenderService : public BatchHandler {
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
   // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
   bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
+  // NodeNames mode: rebuilds names_ when `snap`'s node set is not the one it describes.
+  void refreshNames(const cache::Snapshot& snap);
   // NodeNames mode: resolves args_.nodeNames through names_ into the own* vectors.
   void resolveNames(const cache::Snapshot& snap);
   // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
@@ -98,19 +101,18 @@ class ExtenderService : public BatchHandler {
   // runFilter over nodes_, through the rows in NodeNames mode.
   plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
   // NodeNames filter: a verdict byte per node into verdict_ (failure codes in *failures_), the
-  // kept nodes' ids into passedIds_ (reply order). False when the run has more distinct
-  // failures than codes; `filtered` tells whether statuses_ holds runFilter's verdicts then.
-  bool filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap, bool& filtered);
-  // Sorts the unknown names (unknownOrder_, unknownQuoted_): they join FailedNodes by name.
-  void orderUnknown();
-  // Each rank's position in nodes_ (nodes_.size() when the list lacks it).
-  const std::vector<uint32_t>& rankPositions();
-  // NodeNames mode: the filter reply, as codec::encodeFilterResult writes it, from passedIds_
-  // and the verdict codes.
+  // kept nodes' ids into passedIds_ (reply order). When the run has more distinct failures than
+  // codes, wideCodes() instead (failures_ null).
+  void filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // A verdict per node into wideVerdict_ from runFilter's statuses_: kColumnFailed + i for a
+  // node i that fails; passedIds_ as filterByCodes fills it.
+  void wideCodes();
+  // passedIds_ from `verdict` (kColumnPass: kept), with a preemptor's nominated node kept when
+  // `unschedulable(its verdict)`.
+  template <class Code, class Unschedulable>
+  void gatherPassed(std::span<Code> verdict, Unschedulable unschedulable);
+  // NodeNames mode: the filter reply from names_ and the verdicts (codec::encodeNodeNamesFilter).
   void encodeNodeNamesFilter(codec::Buffer& out);
-  std::string_view quotedUnknown(size_t i) const {
-    return {unknownQuoted_.data() + unknownQuotedOffset_[i], unknownQuotedOffset_[i + 1] - unknownQuotedOffset_[i]};
-  }
   void badRequest(ExtenderRequest& req);
   void remember(const codec::Pod& pod);
   // Reserves and posts the Binding; returns an error text when it cannot start.
@@ -153,26 +155,20 @@ class ExtenderService : public BatchHandler {
   std::vector<std::string_view> ownUnknown_;
   std::vector<uint32_t> listIds_;  // NodeNames: an id or kNoNode per listed name
   // NodeNames mode: names by node set (lookup, ranks, encoded names).
-  NodeNameTable names_;
+  codec::NodeNameTable names_;
   // What the column filters read, refreshed per snapshot version chunk by chunk (engine-side,
   // like names_).
   plugins::NodeColumns columns_;
   std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
   std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
+  std::vector<uint32_t> wideVerdict_;  // the same when there are more failures than codes
   const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
   plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
-  std::vector<uint32_t> rankPos_;       // rankPositions()
-  std::vector<uint32_t> failedAt_[2];  // ranks of the FailedNodes / FailedAndUnresolvable entries
-  std::vector<uint32_t> unknownOrder_;
-  std::string unknownQuoted_;  // NodeNameTable::kCopySlack zero bytes after the last
-  std::vector<uint32_t> unknownQuotedOffset_;
-  // Each failure code's reason as a JSON string, followed by NodeNameTable::kCopySlack bytes
-  // of padding (offset 0: an empty one, for codes that are not failures).
-  std::string reasonsEscaped_;
+  std::vector<codec::FilterReason> reasons_;  // what each verdict code means on the wire
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<plugins::Status> statuses_;
-  std::vector<std::string_view> prefixes_;  // prioritize, NodeNames: each listed entry up to its score
+  std::vector<uint32_t> listedIds_;        // prioritize, NodeNames: the listed entries' ids
   std::vector<int32_t> kept_;               // prioritize, NodeNames: the listed entries' scores
   std::vector<uint32_t> order_;          // preempt: victims by decreasing priority
   std::vector<std::string_view> keptUids_;

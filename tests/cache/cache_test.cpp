@@ -100,6 +100,23 @@ TEST_F(CacheTest, ManyNodesAcrossChunksAndDeletes) {
   for (int i = 0; i < 300; i += 3) EXPECT_NE(after.find(numbered("m", i)), nullptr);
 }
 
+// Per-node-set work (the extender's codec::NodeNameTable) is kept while nameSetVersion() stays:
+// it must change when a node comes or goes, and only then.
+TEST_F(CacheTest, NameSetVersionChangesWhenNodesComeAndGoNotForPodEvents) {
+  const uint64_t before = reader_.acquire().nameSetVersion();
+  cache_.upsertPod(PodMaker(s_, "p1").on("gpu-a").cpu(100).build());
+  cache_.upsertNode(NodeMaker(s_, "gpu-a").zone("z1").gpus(4).cpu(64000).build());  // changed, not new
+  {
+    Snapshot snap = reader_.acquire();
+    EXPECT_EQ(snap.nameSetVersion(), before);
+  }
+  ASSERT_TRUE(cache_.deleteNode("cpu-c"));
+  const uint64_t afterDelete = reader_.acquire().nameSetVersion();
+  EXPECT_NE(afterDelete, before);
+  cache_.upsertNode(NodeMaker(s_, "cpu-d").build());  // may reuse the freed id
+  EXPECT_NE(reader_.acquire().nameSetVersion(), afterDelete);
+}
+
 TEST_F(CacheTest, SnapshotDoesNotChangeWhileWriterPublishes) {
   Snapshot before = reader_.acquire();
   const plugins::NodeInfo* a = before.find("gpu-a");

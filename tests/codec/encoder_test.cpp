@@ -25,32 +25,74 @@ std::string golden(const char* name) {
   return g;
 }
 
-TEST(Encoder, FilterResultNodeNamesMatchesGo) {
-  FilterResult r;
-  r.mode = NodesMode::NodeNames;
-  r.nodeNames = {"gpu-a"};
-  // Unsorted on purpose: Go writes map keys sorted bytewise.
-  r.failedNodes = {{"gpu-b", "only 1 free nvidia.com/gpu, need 4"},
-                   {"gpu-a.x", "x"},
-                   {"gpu-a-1", kReasonTricky},
-                   {"Gpu-Z", "zone"}};
-  r.failedAndUnresolvableNodes = {{"cpu-1", "node(s) had no nvidia.com/gpu"}};
+// A table of `names` (ids in their order) with one verdict code per name.
+struct NamesFixture {
+  std::vector<std::string> names;
+  NodeNameTable table;
+  std::vector<uint32_t> ids;
+
+  explicit NamesFixture(std::vector<std::string> list) : names(std::move(list)) {
+    std::vector<std::string_view> views(names.begin(), names.end());
+    for (uint32_t id = 0; id < names.size(); ++id) ids.push_back(id);
+    table.build(1, static_cast<uint32_t>(names.size()), ids, views);
+  }
+};
+
+TEST(Encoder, NodeNamesFilterMatchesGo) {
+  // Listed unsorted on purpose: Go writes map keys sorted bytewise.
+  NamesFixture f({"gpu-b", "gpu-a", "gpu-a.x", "gpu-a-1", "Gpu-Z", "cpu-1"});
+  const FilterReason reasons[] = {{},
+                                  {},
+                                  {"only 1 free nvidia.com/gpu, need 4", FailedMap::Failed},
+                                  {"x", FailedMap::Failed},
+                                  {kReasonTricky, FailedMap::Failed},
+                                  {"zone", FailedMap::Failed},
+                                  {"node(s) had no nvidia.com/gpu", FailedMap::Unresolvable}};
+  const uint8_t codes[] = {2, 1, 3, 4, 5, 6};
+  const uint32_t passed[] = {1};
   Buffer out;
-  encodeFilterResult(r, out);
+  encodeNodeNamesFilter(f.table, NodeNamesVerdicts<uint8_t>{f.ids, codes, reasons, passed, {}, {}}, out);
+  EXPECT_EQ(out.view(), golden("filter_result_names.golden.json"));
+
+  // The same with wide codes, and with the nodes listed in another order.
+  const uint32_t wide[] = {2, 1, 3, 4, 5, 6};
+  Buffer again = std::string_view("keep:");
+  encodeNodeNamesFilter(f.table, NodeNamesVerdicts<uint32_t>{f.ids, wide, reasons, passed, {}, {}}, again);
+  EXPECT_EQ(again.view(), "keep:" + std::string(golden("filter_result_names.golden.json")));
+  const uint32_t reversedIds[] = {5, 4, 3, 2, 1, 0};
+  const uint8_t reversedCodes[] = {6, 5, 4, 3, 1, 2};
+  out.clear();
+  encodeNodeNamesFilter(f.table, NodeNamesVerdicts<uint8_t>{reversedIds, reversedCodes, reasons, passed, {}, {}}, out);
   EXPECT_EQ(out.view(), golden("filter_result_names.golden.json"));
 }
 
-TEST(Encoder, FilterResultEmptyIsAListNotNull) {
-  FilterResult r;
+TEST(Encoder, NodeNamesFilterEmptyIsAListNotNull) {
+  NamesFixture f({});
   Buffer out;
-  encodeFilterResult(r, out);
+  encodeNodeNamesFilter(f.table, NodeNamesVerdicts<uint8_t>{}, out);
   EXPECT_EQ(out.view(), golden("filter_result_empty.golden.json"));
   EXPECT_NE(out.view().find(R"("NodeNames":[])"), std::string::npos);
 }
 
+// Names the table lacks join FailedNodes where their name sorts them (once each, escaped);
+// table nodes the request does not list are left out; a node listed twice has one entry.
+TEST(Encoder, NodeNamesFilterMergesUnknownNames) {
+  NamesFixture f({"m-1", "a<b", "m-3", "zz", "unlisted"});
+  const FilterReason reasons[] = {{}, {}, {"full", FailedMap::Failed}, {"no gpu", FailedMap::Unresolvable}};
+  const uint32_t ids[] = {0, 1, 2, 3, 0};
+  const uint8_t codes[] = {2, 3, 2, 1, 2};
+  const uint32_t passed[] = {3};
+  const std::string_view unknown[] = {"n>2", "0", "n>2", "zzz"};
+  Buffer out;
+  encodeNodeNamesFilter(f.table, NodeNamesVerdicts<uint8_t>{ids, codes, reasons, passed, unknown, "not found"}, out);
+  EXPECT_EQ(out.view(), R"({"Nodes":null,"NodeNames":["zz"],"FailedNodes":{"0":"not found","m-1":"full",)"
+                        R"("m-3":"full","n\u003e2":"not found","zzz":"not found"},)"
+                        R"("FailedAndUnresolvableNodes":{"a\u003cb":"no gpu"},"Error":""})");
+}
+
 TEST(Encoder, FilterResultErrorIsGoZeroValue) {
   FilterResult r;
-  r.nodeNames = {"ignored"};
+  r.nodesRaw = {"{}"};
   r.error = "decode: Pod: missing";
   Buffer out;
   encodeFilterResult(r, out);
@@ -65,7 +107,6 @@ TEST(Encoder, FilterResultNodesEchoesInputBytes) {
   ASSERT_TRUE(d.decodeExtenderArgs(buf.view(), args)) << d.errorMessage();
   ASSERT_EQ(args.nodes.size(), 3u);
   FilterResult r;
-  r.mode = NodesMode::Nodes;
   r.nodesRaw = {args.nodes[0].raw, args.nodes[2].raw};
   r.failedNodes = {{"gpu-b", "spot not tolerated"}};
   Buffer out;
@@ -73,7 +114,6 @@ TEST(Encoder, FilterResultNodesEchoesInputBytes) {
   EXPECT_EQ(out.view(), golden("filter_result_nodes.golden.json"));
 
   FilterResult none;
-  none.mode = NodesMode::Nodes;
   none.failedAndUnresolvableNodes = {{"gpu-b", "b"}, {"cpu-1", "c"}, {"gpu-a", "a"}};
   out.clear();
   encodeFilterResult(none, out);
@@ -87,7 +127,6 @@ TEST(Encoder, NullInputNodeStaysValidJson) {
   ASSERT_TRUE(d.decodeExtenderArgs(buf.view(), args)) << d.errorMessage();
   ASSERT_EQ(args.nodes.size(), 2u);
   FilterResult r;
-  r.mode = NodesMode::Nodes;
   r.nodesRaw = {args.nodes[0].raw, args.nodes[1].raw};
   Buffer out;
   encodeFilterResult(r, out);
@@ -100,7 +139,7 @@ TEST(Encoder, DuplicateFailedNodeKeepsLastLikeAMapAssignment) {
   r.failedNodes = {{"n1", "first"}, {"n0", "x"}, {"n1", "second"}};
   Buffer out;
   encodeFilterResult(r, out);
-  EXPECT_EQ(out.view(), R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"n0":"x","n1":"second"},)"
+  EXPECT_EQ(out.view(), R"({"Nodes":{"metadata":{},"items":[]},"NodeNames":null,"FailedNodes":{"n0":"x","n1":"second"},)"
                  R"("FailedAndUnresolvableNodes":{},"Error":""})");
 }
 
@@ -122,27 +161,6 @@ std::string escaped(std::string_view s) {
   return out;
 }
 
-// The caller-sorted, pre-encoded form (what the extender service sends in NodeNames mode) must
-// write the same bytes as the Go golden above.
-TEST(Encoder, FilterResultSortedAndEncodedMatchesGo) {
-  std::vector<std::string> keep;
-  keep.reserve(16);
-  auto enc = [&](std::string_view s) -> std::string_view { return keep.emplace_back(escaped(s)); };
-  FilterResult r;
-  r.mode = NodesMode::NodeNames;
-  r.failedSorted = true;
-  r.namesEncoded = true;
-  r.nodeNames = {enc("gpu-a")};
-  r.failedNodes = {{enc("Gpu-Z"), "zone"},
-                   {enc("gpu-a-1"), kReasonTricky},
-                   {enc("gpu-a.x"), "x"},
-                   {enc("gpu-b"), "only 1 free nvidia.com/gpu, need 4"}};
-  r.failedAndUnresolvableNodes = {{enc("cpu-1"), "node(s) had no nvidia.com/gpu"}};
-  Buffer out;
-  encodeFilterResult(r, out);
-  EXPECT_EQ(out.view(), golden("filter_result_names.golden.json"));
-}
-
 // Reasons are escaped once per map and copied after: equal views, equal bytes at different
 // addresses, and more distinct reasons than the memo holds must all come out right.
 TEST(Encoder, RepeatedReasonsAreWrittenInFull) {
@@ -156,7 +174,7 @@ TEST(Encoder, RepeatedReasonsAreWrittenInFull) {
   FilterResult r;
   std::vector<std::string> names;
   for (int i = 0; i < 40; ++i) names.push_back(std::string(1, 'n').append(std::to_string(100 + i)));
-  std::string want = R"({"Nodes":null,"NodeNames":[],"FailedNodes":{)";
+  std::string want = R"({"Nodes":{"metadata":{},"items":[]},"NodeNames":null,"FailedNodes":{)";
   for (int i = 0; i < 40; ++i) {
     std::string_view reason = i % 5 == 4 ? std::string_view(sameBytes) : std::string_view(reasons[(i * 7) % 12]);
     r.failedNodes.push_back({names[i], reason});
@@ -169,44 +187,21 @@ TEST(Encoder, RepeatedReasonsAreWrittenInFull) {
   EXPECT_EQ(out.view(), want);
 }
 
-TEST(Encoder, HostPriorityListWithEncodedHosts) {
-  std::string a = escaped("gpu-a"), b = escaped("x<y");
-  std::vector<HostPriority> list = {{a, 10}, {b, 0}};
-  Buffer out;
-  encodeHostPriorityList(list, out, true);
-  EXPECT_EQ(out.view(), R"([{"Host":"gpu-a","Score":10},{"Host":"x\u003cy","Score":0}])");
-}
-
-// Prefixes copied in fixed-size blocks (padded) or by length, short and long hosts, scores
-// in and out of 0..10: the same bytes as the field-by-field encoder.
-TEST(Encoder, HostScoresFromPrefixesMatchTheListEncoder) {
-  const std::vector<std::string> hosts = {"a", "ip-10-79-170-153.us-west-2.compute.internal", "x<y",
-                                          std::string(90, 'n'), "gpu-b"};
+// Prefixes from the table copied in fixed-size blocks, short and long hosts, scores in and out
+// of 0..10: the same bytes as the field-by-field encoder.
+TEST(Encoder, HostScoresMatchTheListEncoder) {
+  NamesFixture f({"a", "ip-10-79-170-153.us-west-2.compute.internal", "x<y", std::string(90, 'n'), "gpu-b"});
   const std::vector<int32_t> scores = {10, 0, 7, 123, -4};
-  std::vector<std::string> quoted;
-  for (const auto& h : hosts) quoted.push_back(escaped(h));
-  std::string table;
-  std::vector<size_t> at;
-  for (const auto& q : quoted) {
-    at.push_back(table.size());
-    appendHostScorePrefix(q, table);
-  }
-  at.push_back(table.size());
-  table.append(kCopySlack, '\0');
-  std::vector<std::string_view> prefixes;
+  const std::vector<uint32_t> ids = {4, 1, 2, 3, 0};
   std::vector<HostPriority> list;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    prefixes.push_back(std::string_view(table).substr(at[i], at[i + 1] - at[i]));
-    list.push_back({quoted[i], scores[i]});
-  }
-  Buffer want, exact, padded = std::string_view("keep:");
-  encodeHostPriorityList(list, want, true);
-  encodeHostScores(prefixes, scores, exact);
-  encodeHostScores(prefixes, scores, padded, true);
-  EXPECT_EQ(exact.view(), want.view());
-  EXPECT_EQ(padded.view(), "keep:" + want.str());
+  for (size_t i = 0; i < ids.size(); ++i) list.push_back({f.names[ids[i]], scores[i]});
+  Buffer want, got = std::string_view("keep:");
+  encodeHostPriorityList(list, want);
+  encodeHostScores(f.table, ids, scores, got);
+  EXPECT_EQ(got.view(), "keep:" + want.str());
+  EXPECT_NE(want.view().find(R"({"Host":"x\u003cy","Score":7})"), std::string::npos) << want.view();
   Buffer empty;
-  encodeHostScores({}, {}, empty, true);
+  encodeHostScores(f.table, {}, {}, empty);
   EXPECT_EQ(empty.view(), "[]");
 }
 

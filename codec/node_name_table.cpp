@@ -1,49 +1,52 @@
-#include "engine/service/node_name_table.h"
+#include "codec/node_name_table.h"
 
 #include <algorithm>
 
-#include "codec/encoder.h"
+#include "codec/encoder_internal.h"
 #include "codec/json_writer.h"
 
-namespace fleetsched::engine {
+namespace fleetsched::codec {
 
-bool NodeNameTable::refresh(const cache::Snapshot& snap) {
-  const uint64_t version = snap.nameSetVersion();
-  if (built_ && version == nameSetVersion_) return false;
+void NodeNameTable::build(uint64_t tag, uint32_t idLimit, std::span<const uint32_t> ids,
+                          std::span<const std::string_view> names) {
   built_ = true;
-  nameSetVersion_ = version;
+  tag_ = tag;
 
-  const uint32_t limit = snap.idLimit();
-  rank_.assign(limit, cache::kNoNode);
-  byRank_.clear();
+  rank_.assign(idLimit, kNoId);
+  byRank_.assign(ids.begin(), ids.end());
   names_.clear();
   quoted_.clear();
-  nameOffset_.assign(limit + 1, 0);
-  quotedOffset_.assign(limit + 1, 0);
+  nameOffset_.assign(idLimit + 1, 0);
+  quotedOffset_.assign(idLimit + 1, 0);
   {
-    codec::JsonWriter w(quoted_);
-    for (uint32_t id = 0; id < limit; ++id) {
+    JsonWriter w(quoted_);
+    size_t k = 0;
+    for (uint32_t id = 0; id < idLimit; ++id) {
       nameOffset_[id] = static_cast<uint32_t>(names_.size());
       quotedOffset_[id] = static_cast<uint32_t>(w.size());
-      const plugins::NodeInfo* n = snap.node(id);
-      if (n == nullptr) continue;
-      names_.append(n->name);
-      w.string(n->name);
-      byRank_.push_back(id);
+      if (k == ids.size() || ids[k] != id) continue;  // a hole: empty name
+      names_.append(names[k]);
+      w.string(names[k]);
+      ++k;
     }
-    nameOffset_[limit] = static_cast<uint32_t>(names_.size());
-    quotedOffset_[limit] = static_cast<uint32_t>(w.size());
+    nameOffset_[idLimit] = static_cast<uint32_t>(names_.size());
+    quotedOffset_[idLimit] = static_cast<uint32_t>(w.size());
   }
   quoted_.append(kCopySlack, '\0');
   maxQuoted_ = 0;
-  for (uint32_t id = 0; id < limit; ++id) maxQuoted_ = std::max<size_t>(maxQuoted_, quoted(id).size());
+  for (uint32_t id = 0; id < idLimit; ++id) maxQuoted_ = std::max<size_t>(maxQuoted_, quoted(id).size());
   hostPrefixes_.clear();
-  hostPrefixOffset_.assign(limit + 1, 0);
-  for (uint32_t id = 0; id < limit; ++id) {
-    hostPrefixOffset_[id] = static_cast<uint32_t>(hostPrefixes_.size());
-    if (snap.node(id) != nullptr) codec::appendHostScorePrefix(quoted(id), hostPrefixes_);
+  hostPrefixOffset_.assign(idLimit + 1, 0);
+  {
+    size_t k = 0;
+    for (uint32_t id = 0; id < idLimit; ++id) {
+      hostPrefixOffset_[id] = static_cast<uint32_t>(hostPrefixes_.size());
+      if (k == ids.size() || ids[k] != id) continue;
+      hostPrefixes_.append(R"({"Host":)").append(quoted(id)).append(R"(,"Score":)");
+      ++k;
+    }
   }
-  hostPrefixOffset_[limit] = static_cast<uint32_t>(hostPrefixes_.size());
+  hostPrefixOffset_[idLimit] = static_cast<uint32_t>(hostPrefixes_.size());
   hostPrefixes_.append(kCopySlack, '\0');
 
   // Bytewise order, as Go sorts map keys; the first 16 bytes as two big-endian integers decide
@@ -54,7 +57,9 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
   };
   std::vector<Key> keys;
   keys.reserve(byRank_.size());
-  for (uint32_t id : byRank_) keys.push_back({codec::nameSortPrefix(name(id), 0), codec::nameSortPrefix(name(id), 8), id});
+  for (uint32_t id : byRank_) {
+    keys.push_back({detail::nameSortPrefix(name(id), 0), detail::nameSortPrefix(name(id), 8), id});
+  }
   std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
     if (a.hi != b.hi) return a.hi < b.hi;
     if (a.lo != b.lo) return a.lo < b.lo;
@@ -77,10 +82,9 @@ bool NodeNameTable::refresh(const cache::Snapshot& snap) {
   for (uint32_t id : byRank_) {
     const auto h = static_cast<uint32_t>(hash(name(id)));
     uint32_t i = h & mask_;
-    while (slots_[i].id != cache::kNoNode) i = (i + 1) & mask_;
+    while (slots_[i].id != kNoId) i = (i + 1) & mask_;
     slots_[i] = {h, id};
   }
-  return true;
 }
 
 void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<uint32_t> ids) const {
@@ -101,7 +105,7 @@ void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<u
     }
     if (i >= kStep && i - kStep < n) {
       const Slot& s = slots_[hashes[(i - kStep) % kRing] & mask_];
-      if (s.id != cache::kNoNode) __builtin_prefetch(names_.data() + nameOffset_[s.id]);
+      if (s.id != kNoId) __builtin_prefetch(names_.data() + nameOffset_[s.id]);
     }
     if (i >= 2 * kStep) {
       const size_t j = i - 2 * kStep;
@@ -110,4 +114,4 @@ void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<u
   }
 }
 
-}  // namespace fleetsched::engine
+}  // namespace fleetsched::codec

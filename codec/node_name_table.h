@@ -1,24 +1,24 @@
-// NodeNameTable: what the extender's replies need to know about node names, computed once per
-// node set instead of once per request:
+// NodeNameTable: what NodeNames-mode replies need to know about node names, computed once per
+// node set instead of once per request. Nodes are numbered by the caller (the cache's node ids:
+// dense, with holes); the table owns copies of everything it was built from.
 //
 //   rank(id)    the position of the node's name in bytewise order (Go's order of map keys),
 //               so a failed-nodes map is written in order by walking ranks: no string sort;
 //   quoted(id)  the name as a JSON string, quoted and escaped exactly as JsonWriter::string
-//               writes it, so replies copy it instead of scanning it (kCopySlack bytes are
-//               readable from its start, for fixed-size copies; maxQuotedSize() bounds it);
+//               writes it, so replies copy it instead of scanning it (the encoders copy it in
+//               fixed-size blocks: kCopySlack bytes are readable from its start);
 //               quotedAtRank(rank) the same, laid out in rank order for walks by rank;
 //   name(id)    the name itself;
-//   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score
-//               (kCopySlack bytes readable from its start, too);
-//   find(name)  the id of the live node called `name`, or kNoNode: NodeNames requests resolve
-//               every name through it. The cache's own index checks a probe's name in the
-//               node's record, one or two cache misses per name; this one checks it in the
-//               table's contiguous copy of the names.
+//   hostScorePrefix(id)  `{"Host":<quoted>,"Score":`, a prioritize reply entry up to its score;
+//   find(name)  the id of the node called `name`, or kNoId: NodeNames requests resolve every
+//               name through it. The cache's own index checks a probe's name in the node's
+//               record, one or two cache misses per name; this one checks it in the table's
+//               contiguous copy of the names.
 //
-// refresh(snap) rebuilds only when the snapshot's node set changed (Snapshot::nameSetVersion):
-// pod events and reservations publish new snapshots but keep the table. The table owns copies
-// of everything, so it stays valid after the snapshot it was built from is released; ids are
-// only meaningful for snapshots with the same nameSetVersion(). One table per reading thread.
+// build() is called once per node set, tagged with the caller's number for that set
+// (cache::Snapshot::nameSetVersion); describes(tag) says whether a rebuild is due. Pod events and
+// reservations publish new snapshots but keep the node set, so the table. One table per reading
+// thread; the reply encoders that read it are in codec/encoder.h.
 #pragma once
 
 #include <cstddef>
@@ -29,24 +29,26 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/snapshot.h"
-#include "codec/encoder.h"
+namespace fleetsched::codec {
 
-namespace fleetsched::engine {
+// Bytes the reply encoders may read from the start of each pre-encoded string they copy
+// (padding after the last one): they then copy short strings in one fixed-size block.
+inline constexpr size_t kCopySlack = 64;
 
 class NodeNameTable {
  public:
-  // Bytes readable from the start of every quoted(id), past its end included.
-  static constexpr size_t kCopySlack = codec::kCopySlack;
+  // find()'s answer for a name the table lacks (the same value as cache::kNoNode).
+  static constexpr uint32_t kNoId = UINT32_MAX;
 
-  // Makes the table describe `snap`'s node set. Returns true when it had to rebuild.
-  bool refresh(const cache::Snapshot& snap);
+  // Makes the table describe the nodes `ids` (ascending, each below idLimit) called `names`
+  // (same size, unique), the node set the caller numbers `tag`.
+  void build(uint64_t tag, uint32_t idLimit, std::span<const uint32_t> ids, std::span<const std::string_view> names);
+  // Whether the table was built for the node set numbered `tag`.
+  bool describes(uint64_t tag) const { return built_ && tag == tag_; }
 
-  // The nameSetVersion() of the snapshot the table was built from.
-  uint64_t nameSetVersion() const { return nameSetVersion_; }
   // Live nodes; ranks run 0..size()-1.
   uint32_t size() const { return static_cast<uint32_t>(byRank_.size()); }
-  // For a live id of the snapshot the table was built from.
+  // For an id the table was built with.
   uint32_t rank(uint32_t id) const { return rank_[id]; }
   uint32_t idAt(uint32_t rank) const { return byRank_[rank]; }
   std::string_view quoted(uint32_t id) const {
@@ -109,20 +111,20 @@ class NodeNameTable {
   uint32_t probe(std::string_view name, uint32_t h) const {
     for (uint32_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
-      if (s.id == cache::kNoNode) return cache::kNoNode;
+      if (s.id == kNoId) return kNoId;
       if (s.hash == h && sameBytes(this->name(s.id), name)) return s.id;
     }
   }
 
   struct Slot {
     uint32_t hash = 0;
-    uint32_t id = cache::kNoNode;  // kNoNode: empty
+    uint32_t id = kNoId;  // kNoId: empty
   };
   std::vector<Slot> slots_ = std::vector<Slot>(1);  // a power of two, at most half full
   uint32_t mask_ = 0;
   bool built_ = false;
-  uint64_t nameSetVersion_ = 0;
-  std::vector<uint32_t> rank_;    // by id; cache::kNoNode for holes
+  uint64_t tag_ = 0;
+  std::vector<uint32_t> rank_;    // by id; kNoId for holes
   std::vector<uint32_t> byRank_;  // rank -> id
   std::string names_;
   std::vector<uint32_t> nameOffset_;  // by id, idLimit + 1 entries (holes are empty)
@@ -135,4 +137,4 @@ class NodeNameTable {
   std::vector<uint32_t> hostPrefixOffset_;
 };
 
-}  // namespace fleetsched::engine
+}  // namespace fleetsched::codec
