@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "apiclient/k8s_names.h"
+#include "apiclient/api_paths.h"
 
 namespace fleetsched::apiclient {
 namespace {

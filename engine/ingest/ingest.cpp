@@ -16,13 +16,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "apiclient/api_paths.h"
 #include "apiclient/curl_transport.h"
-#include "apiclient/k8s_names.h"
 #include "apiclient/kube_config.h"
 #include "apiclient/reflector.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
 #include "codec/json_writer.h"
+#include "codec/k8s_names.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -610,7 +611,7 @@ void Ingestor::afterIngestTurn(std::function<void()> fn) {
 void Ingestor::postBinding(BindingRequest req, std::function<void(std::string error)> done) {
   // The names become URL path segments: a name kube-apiserver would refuse is refused here,
   // before any request (and no Event is posted into a namespace the caller made up).
-  if (std::string invalid; !apiclient::validatePodRef(req.podNamespace, req.podName, invalid)) {
+  if (std::string invalid; !codec::validatePodRef(req.podNamespace, req.podName, invalid)) {
     runOnReactor([done = std::move(done), error = "binding: " + invalid] { done(error); });
     return;
   }

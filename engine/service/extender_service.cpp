@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "apiclient/k8s_names.h"
 #include "cache/binding.h"
 #include "codec/encoder.h"
+#include "codec/k8s_names.h"
 #include "plugins/annotations.h"
 #include "plugins/interpretation.h"
 
@@ -567,7 +567,7 @@ bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
   // The namespace and name become path segments of the Binding's URL (and of the Event that
   // reports a failure): refuse what kube-apiserver could not hold before anything is reserved
   // or sent.
-  if (std::string invalid; !apiclient::validatePodRef(bindArgs_.podNamespace, bindArgs_.podName, invalid)) {
+  if (std::string invalid; !codec::validatePodRef(bindArgs_.podNamespace, bindArgs_.podName, invalid)) {
     decodeErrors_->inc();
     req.status = 400;
     req.response = "bind: " + invalid + "\n";

@@ -1,8 +1,8 @@
-#include "apiclient/k8s_names.h"
+#include "codec/k8s_names.h"
 
 #include <cstdio>
 
-namespace fleetsched::apiclient {
+namespace fleetsched::codec {
 namespace {
 
 bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -14,28 +14,6 @@ bool isLabelShape(std::string_view s) {
     if (!isLowerAlnum(c) && c != '-') return false;
   }
   return true;
-}
-
-bool isUnreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_' || c == '~';
-}
-
-std::string percentEncode(std::string_view s, bool encodeDots) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    if (isUnreserved(c) && !(encodeDots && c == '.')) {
-      out.push_back(c);
-    } else {
-      const auto b = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xF]);
-    }
-  }
-  return out;
 }
 
 // The value for an error message: quoted, control and non-ASCII bytes as \xHH, cut at 80.
@@ -89,19 +67,4 @@ bool validatePodRef(std::string_view podNamespace, std::string_view podName, std
   return true;
 }
 
-std::string escapePathSegment(std::string_view s) {
-  return percentEncode(s, /*encodeDots=*/s == "." || s == "..");
-}
-
-std::string escapeQueryValue(std::string_view s) { return percentEncode(s, false); }
-
-std::string podBindingPath(std::string_view podNamespace, std::string_view podName) {
-  return "/api/v1/namespaces/" + escapePathSegment(podNamespace) + "/pods/" + escapePathSegment(podName) +
-         "/binding";
-}
-
-std::string eventsPath(std::string_view podNamespace) {
-  return "/api/v1/namespaces/" + escapePathSegment(podNamespace) + "/events";
-}
-
-}  // namespace fleetsched::apiclient
+}  // namespace fleetsched::codec

@@ -1,10 +1,10 @@
-#include "apiclient/k8s_names.h"
+#include "codec/k8s_names.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace fleetsched::apiclient {
+namespace fleetsched::codec {
 namespace {
 
 TEST(K8sNames, LabelsAndSubdomains) {
@@ -37,18 +37,5 @@ TEST(K8sNames, PodRefErrorsNameTheFieldAndEscapeTheValue) {
   EXPECT_LT(error.size(), 300u);
 }
 
-TEST(K8sNames, PathSegmentsAreEscaped) {
-  EXPECT_EQ(escapePathSegment("train-0.a_b~"), "train-0.a_b~");
-  EXPECT_EQ(escapePathSegment("ml?dryRun=All"), "ml%3FdryRun%3DAll");
-  EXPECT_EQ(escapePathSegment("../x/y"), "..%2Fx%2Fy");
-  EXPECT_EQ(escapePathSegment(".."), "%2E%2E");
-  EXPECT_EQ(escapePathSegment("."), "%2E");
-  EXPECT_EQ(escapePathSegment("a\r\n#"), "a%0D%0A%23");
-  EXPECT_EQ(escapeQueryValue("a+b/c=="), "a%2Bb%2Fc%3D%3D");
-  EXPECT_EQ(podBindingPath("ml", "train-0"), "/api/v1/namespaces/ml/pods/train-0/binding");
-  EXPECT_EQ(podBindingPath("..", "x?dryRun=All"), "/api/v1/namespaces/%2E%2E/pods/x%3FdryRun%3DAll/binding");
-  EXPECT_EQ(eventsPath("../apis/events.k8s.io"), "/api/v1/namespaces/..%2Fapis%2Fevents.k8s.io/events");
-}
-
 }  // namespace
-}  // namespace fleetsched::apiclient
+}  // namespace fleetsched::codec
