@@ -14,36 +14,14 @@
 #include <cstring>
 #include <ctime>
 
+#include "codec/json_writer.h"
+
 extern char** environ;
 
 namespace fleetsched::apiclient {
 namespace {
 
 constexpr size_t kMaxOutputBytes = 1u << 20;  // an ExecCredential is a few KB
-
-void appendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 std::string base64(std::string_view in) {
   std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
@@ -111,21 +89,29 @@ bool parseRfc3339(std::string_view s, int64_t& out) {
 }
 
 std::string execInfo(const ExecConfig& exec, const ClusterConfig& cluster) {
-  std::string s = "{\"apiVersion\":";
-  appendJsonString(s, exec.apiVersion);
-  s += ",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false";
+  std::string s;
+  codec::JsonWriter<> w(s);
+  w.ch('{');
+  w.key("apiVersion");
+  w.string(exec.apiVersion);
+  w.raw(",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false");
   if (exec.provideClusterInfo) {
-    s += ",\"cluster\":{\"server\":";
-    appendJsonString(s, cluster.server);
+    w.raw(",\"cluster\":{");
+    w.key("server");
+    w.string(cluster.server);
     if (!cluster.tlsServerName.empty()) {
-      s += ",\"tls-server-name\":";
-      appendJsonString(s, cluster.tlsServerName);
+      w.raw(",\"tls-server-name\":");
+      w.string(cluster.tlsServerName);
     }
-    if (cluster.insecureSkipVerify) s += ",\"insecure-skip-tls-verify\":true";
-    if (!cluster.caPem.empty()) s += ",\"certificate-authority-data\":\"" + base64(cluster.caPem) + "\"";
-    s += "}";
+    if (cluster.insecureSkipVerify) w.raw(",\"insecure-skip-tls-verify\":true");
+    if (!cluster.caPem.empty()) {
+      w.raw(",\"certificate-authority-data\":");
+      w.string(base64(cluster.caPem));
+    }
+    w.ch('}');
   }
-  s += "}}";
+  w.raw("}}");
+  w.finish();
   return s;
 }
 
