@@ -103,7 +103,8 @@ bool Profile::filterCodes(const CycleState& state, NodeSpan nodes, std::span<con
 
   // The undecided, gathered without a branch per node. Most runs have none, which memchr
   // tells at memory speed instead of a pass over every node.
-  if (std::memchr(verdict.data(), kColumnUndecided, n) == nullptr) return true;
+  // (n == 0: an empty NodeNames list, whose verdict span has no data to hand memchr.)
+  if (n == 0 || std::memchr(verdict.data(), kColumnUndecided, n) == nullptr) return true;
   scratch.slowIndex_.resize(n);
   size_t m = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -342,6 +342,21 @@ TEST_F(ServiceTest, FiveThousandNodeNamesFilterThenPrioritize) {
   EXPECT_GE(tens, 1u);
 }
 
+// kube-scheduler sends an empty list when its own filters left no node: every verb still answers
+// (the column filter once handed memchr the null data of an empty span; UBSan caught it).
+TEST_F(ServiceTest, EmptyNodeNamesListsGetEmptyReplies) {
+  auto f = makeFleet(50, 20);
+  load((f->dir / "nodes.json").string(), (f->dir / "pods.json").string());
+  std::string body;
+  tools::fleet::appendNodeNamesArgs(body, twoGpuPod(), {});
+  Answer filtered = call(Verb::Filter, body);
+  ASSERT_EQ(filtered.status, 200);
+  EXPECT_NE(filtered.body.find("\"NodeNames\":[]"), std::string::npos) << filtered.body;
+  Answer scored = call(Verb::Prioritize, body);
+  ASSERT_EQ(scored.status, 200);
+  EXPECT_EQ(scored.body, "[]");
+}
+
 TEST_F(ServiceTest, FiveHundredFullNodesEchoTheInputObjects) {
   auto f = makeFleet(500, 0);
   std::vector<std::string> wires;
