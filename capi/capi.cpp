@@ -214,7 +214,7 @@ int fs_pod_delete(fs_engine* e, const char* uid, size_t len) {
   });
 }
 
-int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, size_t verdict_cap,
+int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, uint16_t* pods, size_t cap,
                  fs_prefilter_result* out, char* err, size_t err_cap) {
   return guarded(-1, err, err_cap, [&] {
     std::lock_guard lock(e->cycleMutex);
@@ -229,14 +229,18 @@ int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, si
     out->id_limit = e->snap.idLimit();
     out->name_set = e->snap.nameSetVersion();
     out->code = e->failures[0].first;
-    if (!e->admitted || verdict_cap < out->id_limit) return 0;
+    if (!e->admitted || cap < out->id_limit) return 0;
 
     e->nodes.clear();
     e->snap.collect(e->nodes);
     e->statuses.assign(e->nodes.size(), plugins::Status{});
     e->profile->filter(e->state, e->nodes, e->statuses, e->scratch);
     std::fill_n(verdict, out->id_limit, kHole);
+    if (pods != nullptr) std::fill_n(pods, out->id_limit, uint16_t{0});
     for (size_t i = 0; i < e->nodes.size(); ++i) {
+      if (pods != nullptr) {
+        pods[e->nodes[i]->id] = static_cast<uint16_t>(std::clamp<int64_t>(e->nodes[i]->usedPods, 0, UINT16_MAX));
+      }
       const plugins::Status& st = e->statuses[i];
       uint8_t v = 0;
       if (!st.ok()) {
@@ -345,7 +349,12 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
       copyText(e->failures[0].second, err, err_cap);
       return e->failures[0].first;
     }
-    const plugins::NodeInfo* known = e->snap.find(view(node, node_len));
+    // The node as the engine holds it now, not as the cycle's snapshot did: the removed pods are
+    // looked up in the current cache, and a deletion applied since the snapshot must not be
+    // charged again (seen in the e2e preemption scenarios: a victim deleted between fs_prefilter
+    // and preemption's what-if still counted, and kube-scheduler took a third victim).
+    const Snapshot current = e->reader.acquire();
+    const plugins::NodeInfo* known = current.find(view(node, node_len));
     if (known == nullptr) {
       copyText("node " + std::string(view(node, node_len)) + " is not in fleetsched's cache yet", err, err_cap);
       return FS_UNSCHEDULABLE;

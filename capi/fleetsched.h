@@ -58,10 +58,13 @@ typedef struct {
 
 /* Starts the scheduling cycle of the pod (JSON) and runs its profile's filters over every node of
  * the current snapshot. verdict[id] gets 0 for a node that passes, 255 for an id without a node,
- * or a failure number k (1..254) whose status comes from fs_reason(e, k, ..). When verdict_cap is
- * below id_limit nothing is written: call again with a larger buffer. Returns 0, or -1 when the
- * pod JSON cannot be decoded (reason in err). */
-int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, size_t verdict_cap,
+ * or a failure number k (1..254) whose status comes from fs_reason(e, k, ..). pods (may be NULL)
+ * gets, for every node of the snapshot, how many pods it charges there (bound and reserved, at
+ * most 65535): a caller whose own view of the node holds fewer pods knows the verdict may be
+ * stale. Both buffers hold `cap` entries; when cap is below id_limit nothing is written: call
+ * again with larger buffers. Returns 0, or -1 when the pod JSON cannot be decoded (reason in
+ * err). */
+int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, uint16_t* pods, size_t cap,
                  fs_prefilter_result* out, char* err, size_t err_cap);
 
 /* Failure k of the cycle's last fs_prefilter (0: the pre-filter failure that rejects every node).
@@ -79,10 +82,11 @@ size_t fs_node_names(fs_engine* e, char* buf, size_t cap, uint64_t* name_set, ui
 int fs_score(fs_engine* e, uint64_t cycle, const char* pod, size_t len, const uint32_t* ids, size_t n, int64_t* out,
              char* err, size_t err_cap);
 
-/* Filters the cycle's pod on node `node` as it would be with the pods whose UIDs are listed in
- * `removed` (separated by '\0') gone from it and the pods in `added` (JSON objects, each
- * followed by '\0') bound to it: preemption's what-if. Returns the FS_* code, the reason in
- * err. */
+/* Filters the cycle's pod on node `node` as the engine holds it now (not as the cycle's snapshot
+ * did) with the pods whose UIDs are listed in `removed` (separated by '\0') gone from it and the
+ * pods in `added` (JSON objects, each followed by '\0') bound to it: preemption's what-if, and
+ * the node as kube-scheduler's NodeInfo holds it when the engine is behind. Returns the FS_*
+ * code, the reason in err. */
 int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len, const char* node, size_t node_len,
                        const char* removed, size_t removed_len, const char* added, size_t added_len, char* err,
                        size_t err_cap);

@@ -123,22 +123,26 @@ func (e *Engine) DeletePod(uid string) {
 
 // Cycle is what PreFilter decided for one pod.
 type Cycle struct {
-	Token    uint64 // for Score and FilterNode
-	Code     Code   // Success, or the pod fits no node: Reason(0) says why
-	NameSet  uint64 // the id -> name map Verdict uses (NodeNames)
-	Verdict  []byte // per node id: Pass, Hole or a failure number
-	Feasible int    // nodes that passed
+	Token    uint64   // for Score and FilterNode
+	Code     Code     // Success, or the pod fits no node: Reason(0) says why
+	NameSet  uint64   // the id -> name map Verdict uses (NodeNames)
+	Verdict  []byte   // per node id: Pass, Hole or a failure number
+	Pods     []uint16 // per node id: the pods the snapshot charges there (bound and reserved)
+	Feasible int      // nodes that passed
 }
 
-// PreFilter starts the pod's scheduling cycle and decides every node once. verdict is reused
-// when large enough.
-func (e *Engine) PreFilter(pod []byte, verdict []byte) (Cycle, error) {
+// PreFilter starts the pod's scheduling cycle and decides every node once.
+func (e *Engine) PreFilter(pod []byte) (Cycle, error) {
 	errBuf := make([]byte, errCap)
+	var verdict []byte
+	var pods []uint16
 	for {
 		var r C.fs_prefilter_result
 		rc := C.fs_prefilter(e.p, bytesPtr(pod), C.size_t(len(pod)), (*C.uint8_t)(unsafe.SliceData(verdict)),
-			C.size_t(len(verdict)), &r, (*C.char)(unsafe.Pointer(&errBuf[0])), errCap)
+			(*C.uint16_t)(unsafe.SliceData(pods)), C.size_t(len(verdict)), &r, (*C.char)(unsafe.Pointer(&errBuf[0])), errCap)
 		runtime.KeepAlive(pod)
+		runtime.KeepAlive(verdict)
+		runtime.KeepAlive(pods)
 		if rc != 0 {
 			return Cycle{}, errors.New(errText(errBuf))
 		}
@@ -147,10 +151,11 @@ func (e *Engine) PreFilter(pod []byte, verdict []byte) (Cycle, error) {
 			return c, nil
 		}
 		if int(r.id_limit) <= len(verdict) {
-			c.Verdict = verdict[:r.id_limit]
+			c.Verdict, c.Pods = verdict[:r.id_limit], pods[:r.id_limit]
 			return c, nil
 		}
-		verdict = make([]byte, int(r.id_limit)+int(r.id_limit)/4+64)
+		n := int(r.id_limit) + int(r.id_limit)/4 + 64
+		verdict, pods = make([]byte, n), make([]uint16, n)
 	}
 }
 
@@ -202,8 +207,8 @@ func (e *Engine) Score(token uint64, pod []byte, ids []uint32, out []int64) erro
 	return nil
 }
 
-// FilterNode decides node for the cycle's pod as if the pods with UIDs `removed` had left it and
-// the pods `added` (JSON) were bound to it.
+// FilterNode decides node, as the engine holds it now, for the cycle's pod as if the pods with
+// UIDs `removed` had left it and the pods `added` (JSON) were bound to it.
 func (e *Engine) FilterNode(token uint64, pod []byte, node string, removed []string, added [][]byte) (Code, string) {
 	var rm, add []byte
 	for _, uid := range removed {

@@ -26,8 +26,7 @@ func TestEngineDecidesThroughTheABI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A verdict buffer too small for the snapshot grows.
-	c, err := e.PreFilter(pod("p", "2"), make([]byte, 1))
+	c, err := e.PreFilter(pod("p", "2"))
 	if err != nil || c.Code != Success {
 		t.Fatalf("prefilter: %v %v", c.Code, err)
 	}
@@ -56,6 +55,16 @@ func TestEngineDecidesThroughTheABI(t *testing.T) {
 	if _, code, reason = e.Reserve(pod("q", "1"), "b"); code != Unschedulable || !strings.Contains(reason, "b") {
 		t.Fatalf("reserve on a full node: %d %q", code, reason)
 	}
+	// Each node's charged pods, as the snapshot holds them: the reservation on b.
+	c, err = e.PreFilter(pod("r", "1"))
+	if err != nil || len(c.Pods) != len(names) {
+		t.Fatalf("prefilter: %d pod counts for %d nodes, %v", len(c.Pods), len(names), err)
+	}
+	for id, name := range names {
+		if want := map[bool]uint16{true: 1}[name == "b"]; c.Pods[id] != want {
+			t.Errorf("node %s: %d pods charged, want %d", name, c.Pods[id], want)
+		}
+	}
 	e.Unreserve("p")
 	if s := e.Stats(); s.Nodes != 3 || s.ReservationsLive != 0 {
 		t.Fatalf("stats %+v", s)
@@ -75,14 +84,14 @@ func TestEngineRefusesWhatItCannotRead(t *testing.T) {
 		if e.UpsertNode([]byte(bad)) == nil || e.UpsertPod([]byte(bad)) == nil {
 			t.Errorf("%q accepted", bad)
 		}
-		if _, err := e.PreFilter([]byte(bad), nil); err == nil {
+		if _, err := e.PreFilter([]byte(bad)); err == nil {
 			t.Errorf("prefilter of %q accepted", bad)
 		}
 	}
 	if err := e.UpsertNode(node("a", "1")); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := e.PreFilter(pod("p", "1"), nil); err != nil || c.Feasible != 1 {
+	if c, err := e.PreFilter(pod("p", "1")); err != nil || c.Feasible != 1 {
 		t.Fatalf("after bad input: %+v %v", c, err)
 	}
 }

@@ -6,7 +6,9 @@
 //
 //	PreFilter   the engine decides every node for the pod once, against one snapshot; when a
 //	            pod fits only a few nodes the PreFilterResult names them
-//	Filter      looks the node's verdict up (preemption's what-if, below, asks the engine)
+//	Filter      looks the node's verdict up; preemption's what-if (below), and a failing
+//	            verdict whose snapshot charged more pods than the NodeInfo holds (see
+//	            ledger), ask the engine about the node as the NodeInfo holds it
 //	AddPod /    record, per node, the pods preemption removes or nominated pods it adds;
 //	RemovePod   Filter then asks the engine about that node with those changes applied
 //	PreScore /  the engine scores the feasible nodes once; Score looks them up (0..100: the
@@ -31,6 +33,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -66,6 +69,79 @@ type Plugin struct {
 
 	mu    sync.RWMutex
 	names *nameIndex // the id -> name map of the engine's last snapshot
+
+	ledger ledger
+}
+
+// ledger mirrors which pods the engine charges on each node (bound pods from the informer, its
+// own reservations): when kube-scheduler's NodeInfo, the authority on a node's pods, holds fewer
+// pods than the cycle's snapshot charged there, Filter decides again on the node as the NodeInfo
+// holds it. The two views part because kube-scheduler's event handler and the plugin's hang off
+// one informer, each with its own goroutine, and an asynchronous preemption retries the
+// preemptor as soon as its last victim is gone from the informer's store. Seen in the e2e
+// preemption scenarios (4 of 7 plugin runs) before the ledger: the preemptor's next cycle had
+// the victims gone from its NodeInfo while the engine's snapshot still charged one ("1 of 4
+// nvidia.com/gpu free, pod needs 2"), so kube-scheduler preempted a third pod, or, with a grace
+// period, never retried the preemptor.
+type ledger struct {
+	mu    sync.Mutex
+	nodes map[string]map[string]struct{} // node -> pod uids
+	pods  map[string]string              // uid -> node
+}
+
+// charge records that the engine charges pod uid on node (after the engine took it).
+func (l *ledger) charge(node, uid string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.nodes == nil {
+		l.nodes, l.pods = map[string]map[string]struct{}{}, map[string]string{}
+	}
+	if was, ok := l.pods[uid]; ok && was != node {
+		delete(l.nodes[was], uid)
+	}
+	if l.nodes[node] == nil {
+		l.nodes[node] = map[string]struct{}{}
+	}
+	l.nodes[node][uid] = struct{}{}
+	l.pods[uid] = node
+}
+
+// uncharge records that the engine no longer charges pod uid.
+func (l *ledger) uncharge(uid string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if node, ok := l.pods[uid]; ok {
+		delete(l.nodes[node], uid)
+		delete(l.pods, uid)
+	}
+}
+
+// forget drops a deleted node (the engine forgets its pods' charges with the node).
+func (l *ledger) forget(node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for uid := range l.nodes[node] {
+		delete(l.pods, uid)
+	}
+	delete(l.nodes, node)
+}
+
+// notIn returns the pods the engine charges on node that the NodeInfo does not hold.
+func (l *ledger) notIn(node string, ni fwk.NodeInfo) []string {
+	pods := ni.GetPods()
+	theirs := make(map[string]struct{}, len(pods))
+	for _, pi := range pods {
+		theirs[string(pi.GetPod().UID)] = struct{}{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var gone []string
+	for uid := range l.nodes[node] {
+		if _, ok := theirs[uid]; !ok {
+			gone = append(gone, uid)
+		}
+	}
+	return gone
 }
 
 type nameIndex struct {
@@ -141,6 +217,7 @@ func (p *Plugin) follow(ctx context.Context, h fwk.Handle) error {
 		DeleteFunc: func(obj any) {
 			if n, ok := unwrap(obj).(*v1.Node); ok {
 				p.engine.DeleteNode(n.Name)
+				p.ledger.forget(n.Name)
 			}
 		},
 	})
@@ -152,7 +229,7 @@ func (p *Plugin) follow(ctx context.Context, h fwk.Handle) error {
 		UpdateFunc: func(_, obj any) { p.upsertPod(logger, obj) },
 		DeleteFunc: func(obj any) {
 			if pod, ok := unwrap(obj).(*v1.Pod); ok {
-				p.engine.DeletePod(string(pod.UID))
+				p.deletePod(pod)
 			}
 		},
 	})
@@ -200,7 +277,14 @@ func (p *Plugin) upsertPod(logger klog.Logger, obj any) {
 	}
 	if err != nil {
 		logger.Error(err, "fleetsched: pod not taken", "pod", klog.KObj(pod))
+		return
 	}
+	p.ledger.charge(pod.Spec.NodeName, string(pod.UID))
+}
+
+func (p *Plugin) deletePod(pod *v1.Pod) {
+	p.engine.DeletePod(string(pod.UID))
+	p.ledger.uncharge(string(pod.UID))
 }
 
 func podJSON(pod *v1.Pod) ([]byte, error) {
@@ -250,7 +334,11 @@ type cycleState struct {
 	failures []*fwk.Status // by failure number
 	scores   []int64       // by node id (PreScore)
 	gpuIndex string        // Reserve's choice, for Bind
-	// Preemption's and nominated pods' what-if, per node: the pods taken off and put on.
+	// Filter passed a node its verdict failed (see ledger): the feasible nodes are not the
+	// verdicts'.
+	overridden *atomic.Bool
+	// Preemption's and nominated pods' what-if, per node: the pods taken off (Filter finds them
+	// missing from the NodeInfo as well) and put on.
 	removed map[string][]string
 	added   map[string][]*v1.Pod
 }
@@ -305,7 +393,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	if err != nil {
 		return nil, fwk.AsStatus(err)
 	}
-	c, err := p.engine.PreFilter(b, nil)
+	c, err := p.engine.PreFilter(b)
 	if err != nil {
 		// The engine could not read the pod: an error for this pod only.
 		return nil, fwk.AsStatus(fmt.Errorf("%s: %w", Name, err))
@@ -314,7 +402,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		code, reason := p.engine.Reason(0)
 		return nil, status(code, reason)
 	}
-	s := &cycleState{pod: b, cycle: c, names: p.index(c.NameSet)}
+	s := &cycleState{pod: b, cycle: c, names: p.index(c.NameSet), overridden: &atomic.Bool{}}
 	// Every failure's Status once, so Filter (16 goroutines) allocates nothing.
 	maxFailure := byte(0)
 	for _, v := range c.Verdict {
@@ -347,28 +435,41 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 		return st
 	}
 	name := nodeInfo.Node().Name
-	if len(s.removed[name]) > 0 || len(s.added[name]) > 0 {
-		added := make([][]byte, 0, len(s.added[name]))
-		for _, a := range s.added[name] {
-			b, err := podJSON(a)
-			if err != nil {
-				return fwk.AsStatus(err)
+	whatIf := len(s.removed[name]) > 0 || len(s.added[name]) > 0
+	if !whatIf {
+		id, ok := s.names.ids[name]
+		if !ok || int(id) >= len(s.cycle.Verdict) {
+			return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+		}
+		v := s.cycle.Verdict[id]
+		if v == capi.Pass {
+			return nil
+		}
+		// A failing verdict stands unless the snapshot charged more pods than the NodeInfo
+		// holds (see ledger): one comparison per failing node.
+		if int(s.cycle.Pods[id]) <= len(nodeInfo.GetPods()) {
+			if int(v) < len(s.failures) && s.failures[v] != nil {
+				return s.failures[v]
 			}
-			added = append(added, b)
+			return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
 		}
-		return status(p.engine.FilterNode(s.cycle.Token, s.pod, name, s.removed[name], added))
 	}
-	id, ok := s.names.ids[name]
-	if !ok || int(id) >= len(s.cycle.Verdict) {
-		return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
-	}
-	if v := s.cycle.Verdict[id]; v != capi.Pass {
-		if int(v) < len(s.failures) && s.failures[v] != nil {
-			return s.failures[v]
+	// Decide on the node as the NodeInfo holds it, against the engine's current state: without
+	// the pods the engine charges that the NodeInfo lacks (preemption's victims among them), with
+	// the pods preemption's what-if put on it.
+	added := make([][]byte, 0, len(s.added[name]))
+	for _, a := range s.added[name] {
+		b, err := podJSON(a)
+		if err != nil {
+			return fwk.AsStatus(err)
 		}
-		return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+		added = append(added, b)
 	}
-	return nil
+	st = status(p.engine.FilterNode(s.cycle.Token, s.pod, name, p.ledger.notIn(name, nodeInfo), added))
+	if !whatIf && st.IsSuccess() {
+		s.overridden.Store(true)
+	}
+	return st
 }
 
 // whatIf is AddPod's and RemovePod's start: the cycle, the node's name, the pod, and the
@@ -421,7 +522,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		return st
 	}
 	ids := make([]uint32, 0, len(nodes))
-	if len(nodes) == int(s.cycle.Feasible) && len(s.removed)+len(s.added) == 0 {
+	if len(nodes) == int(s.cycle.Feasible) && len(s.removed)+len(s.added) == 0 && !s.overridden.Load() {
 		// Every node this plugin passed passed the others too (the feasible nodes are a subset
 		// of ours, and as many): they are the nodes whose verdict is Pass. Reading them off the
 		// verdicts spares a name lookup per node, serially, in every pod's cycle: at 5,000
@@ -474,12 +575,14 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	if code != capi.Success {
 		return status(code, reason)
 	}
+	p.ledger.charge(nodeName, string(pod.UID))
 	s.gpuIndex = idx
 	return nil
 }
 
 func (p *Plugin) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
 	p.engine.Unreserve(string(pod.UID))
+	p.ledger.uncharge(string(pod.UID))
 }
 
 func (p *Plugin) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {

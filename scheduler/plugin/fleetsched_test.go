@@ -171,16 +171,90 @@ func TestReserveHoldsGpusAndUnreserveForgets(t *testing.T) {
 	if s.gpuIndex != "0-1-2-3" {
 		t.Fatalf("gpu index %q", s.gpuIndex)
 	}
+	// kube-scheduler assumed p1 on the node before Reserve: its NodeInfo holds it.
+	assumed := p1.DeepCopy()
+	assumed.Spec.NodeName = "a100"
+	f.nodes["a100"].AddPod(assumed)
 	// The next pod sees the reservation before any informer event.
 	if _, _, v := f.cycle(p2); v["a100"].IsSuccess() {
 		t.Fatal("a reserved node still fits another GPU pod")
 	}
 	f.p.Unreserve(context.Background(), state, p1, "a100")
+	if err := f.nodes["a100"].RemovePod(klogDiscard(), assumed); err != nil { // kube-scheduler's forget
+		t.Fatal(err)
+	}
 	if _, _, v := f.cycle(p2); !v["a100"].IsSuccess() {
 		t.Fatalf("after Unreserve: %v", v["a100"])
 	}
 	if got := f.p.engine.Stats().ReservationsLive; got != 0 {
 		t.Fatalf("%d reservations left", got)
+	}
+}
+
+// kube-scheduler's NodeInfo may lose a pod before the engine does (its own informer handler ran
+// first, or an asynchronous preemption is deleting victims): the verdict must follow the NodeInfo,
+// or kube-scheduler preempts again for GPUs that are already free.
+func TestFilterFollowsPodsTheNodeInfoNoLongerHolds(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 2, nil))
+	gone := gpuPod("gone", 2, "a100", map[string]string{"fleetsched.io/gpu-index": "0-1"})
+	f.bind(gone)
+	pod := gpuPod("next", 2, "", nil)
+	if _, _, v := f.cycle(pod); v["a100"].IsSuccess() {
+		t.Fatal("a full node fits")
+	}
+	if err := f.nodes["a100"].RemovePod(klogDiscard(), gone); err != nil {
+		t.Fatal(err)
+	}
+	_, _, v := f.cycle(pod)
+	if !v["a100"].IsSuccess() {
+		t.Fatalf("the NodeInfo no longer holds the pod, the engine still charges it: %v", v["a100"])
+	}
+	// Once the engine hears of the deletion, the verdict itself passes.
+	f.p.deletePod(gone)
+	if _, _, v := f.cycle(pod); !v["a100"].IsSuccess() {
+		t.Fatalf("after the deletion: %v", v["a100"])
+	}
+}
+
+// The engine may hear of a deletion between PreFilter's snapshot and Filter, with the NodeInfo and
+// the engine agreeing again by then: the snapshot's failing verdict is stale.
+func TestFilterFollowsADeletionAfterTheSnapshot(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 2, nil))
+	gone := gpuPod("gone", 2, "a100", map[string]string{"fleetsched.io/gpu-index": "0-1"})
+	f.bind(gone)
+	pod := gpuPod("next", 2, "", nil)
+	state := framework.NewCycleState()
+	if _, st := f.p.PreFilter(context.Background(), state, pod, nil); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	f.p.deletePod(gone)
+	if err := f.nodes["a100"].RemovePod(klogDiscard(), gone); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.p.Filter(context.Background(), state, pod, f.nodes["a100"]); !st.IsSuccess() {
+		t.Fatalf("the snapshot's verdict, stale: %v", st)
+	}
+	// PreScore may not read the feasible nodes off the verdicts now.
+	if st := f.p.PreScore(context.Background(), state, pod, []fwk.NodeInfo{f.nodes["a100"]}); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if sc, st := f.p.Score(context.Background(), state, pod, f.nodes["a100"]); !st.IsSuccess() {
+		t.Fatal(sc, st)
+	}
+}
+
+// A pod reserved and deleted before it was bound leaves no charge in the ledger (its DeleteFunc
+// carries no node name).
+func TestLedgerForgetsAReservedPodDeletedUnbound(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 2, nil))
+	pod := gpuPod("p", 1, "", nil)
+	state, _, _ := f.cycle(pod)
+	if st := f.p.Reserve(context.Background(), state, pod, "a100"); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	f.p.deletePod(pod) // never bound: Spec.NodeName is empty
+	if _, ok := f.p.ledger.pods[string(pod.UID)]; ok || len(f.p.ledger.nodes["a100"]) != 0 {
+		t.Fatalf("ledger still charges the pod: %v", f.p.ledger.nodes["a100"])
 	}
 }
 
@@ -210,6 +284,7 @@ func TestPreemptionWhatIfFollowsRemovedPods(t *testing.T) {
 	if st := f.p.Filter(context.Background(), state, pod, f.nodes["a100"]); st.IsSuccess() {
 		t.Fatal("the clone's removal leaked into the original state")
 	}
+	ni.AddPod(victim) // DefaultPreemption's reprieve: back on the node, then AddPod
 	if st := f.p.AddPod(context.Background(), sim, pod, pi, ni); !st.IsSuccess() {
 		t.Fatal(st)
 	}

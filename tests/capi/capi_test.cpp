@@ -76,13 +76,17 @@ std::map<std::string, uint32_t> names(fs_engine* e) {
 struct Verdicts {
   fs_prefilter_result result{};
   std::vector<uint8_t> verdict;
+  std::vector<uint16_t> pods;
 };
 
 Verdicts prefilter(fs_engine* e, const std::string& json) {
   Verdicts v;
   v.verdict.assign(1024, 0);
+  v.pods.assign(1024, 0);
   char err[256] = {};
-  EXPECT_EQ(fs_prefilter(e, json.data(), json.size(), v.verdict.data(), v.verdict.size(), &v.result, err, sizeof err), 0)
+  EXPECT_EQ(fs_prefilter(e, json.data(), json.size(), v.verdict.data(), v.pods.data(), v.verdict.size(), &v.result, err,
+                         sizeof err),
+            0)
       << err;
   return v;
 }
@@ -176,6 +180,27 @@ TEST(Capi, WhatIfFollowsRemovedAndAddedPods) {
       << err;
 }
 
+// The what-if decides on the node as the engine holds it now: a deletion heard after fs_prefilter
+// counts (kube-scheduler's NodeInfo lost the pod first).
+TEST(Capi, WhatIfDecidesOnTheCurrentNode) {
+  Engine e = make();
+  addNode(e.get(), node("gpu-a", 2));
+  addPod(e.get(), pod("old", 1, "gpu-a", "0"));
+  addPod(e.get(), pod("gone", 1, "gpu-a", "1"));
+  const std::string big = pod("big", 2);
+  Verdicts v = prefilter(e.get(), big);
+  ASSERT_NE(v.verdict[0], 0);
+  EXPECT_EQ(v.pods[0], 2);
+  char err[256] = {};
+  const uint64_t c = v.result.cycle;
+  ASSERT_EQ(fs_pod_delete(e.get(), "gone", 4), 0);
+  const std::string old = "old";
+  EXPECT_EQ(fs_filter_node(e.get(), c, big.data(), big.size(), "gpu-a", 5, old.data(), old.size(), "", 0, err, sizeof err),
+            FS_SUCCESS)
+      << err;
+  EXPECT_EQ(prefilter(e.get(), big).pods[0], 1);
+}
+
 TEST(Capi, ScoresAreOnTheFrameworkScale) {
   Engine e = make();
   addNode(e.get(), node("half", 8));
@@ -214,7 +239,7 @@ TEST(Capi, MalformedObjectsGetErrorsAndChangeNothing) {
     EXPECT_NE(err[0], '\0');
     fs_prefilter_result r{};
     uint8_t verdict[64];
-    EXPECT_EQ(fs_prefilter(e.get(), b.data(), b.size(), verdict, sizeof verdict, &r, err, sizeof err), -1) << b;
+    EXPECT_EQ(fs_prefilter(e.get(), b.data(), b.size(), verdict, nullptr, sizeof verdict, &r, err, sizeof err), -1) << b;
   }
   fs_stats s{};
   fs_engine_stats(e.get(), &s);
