@@ -73,41 +73,46 @@ def test_helm_chart_passes_server_dry_run(binderCluster, rendered, shape):
     dryRun(binderCluster, rendered / shape)
 
 
-def test_plugin_chart_config_schedules(binderCluster, binderNamespace, rendered):
-    """The plugin shape's KubeSchedulerConfiguration, as the chart renders it, run by
-    fleetsched-scheduler against a real kube-apiserver: it takes the chart's Lease, places and binds
-    a GPU pod named to its scheduler (Fleetsched binds it with its GPU index), and its log never
-    says it turns signatures off."""
+@pytest.mark.parametrize("source", ["chart", "manifest"])
+def test_plugin_config_schedules(binderCluster, binderNamespace, rendered, source):
+    """The plugin shape's KubeSchedulerConfiguration, as the chart renders it and as
+    deploy/kubernetes/plugin.yaml holds it, run by fleetsched-scheduler against a real
+    kube-apiserver: it takes its Lease, places and binds a GPU pod named to its scheduler
+    (Fleetsched binds it with its GPU index), and its log never says it turns signatures off."""
     binary = os.environ.get("FLEETSCHED_SCHEDULER_BIN",
                             str(SOURCE_ROOT / "build" / "scheduler" / "fleetsched-scheduler"))
     if not os.access(binary, os.X_OK):
         pytest.skip(f"no fleetsched-scheduler at {binary} (FLEETSCHED_SCHEDULER_BIN)")
     plane = binderCluster.plane
-    docs = [d for d in yaml.safe_load_all((rendered / "chart-plugin.yaml").read_text()) if d]
+    manifest = rendered / "chart-plugin.yaml" if source == "chart" else DEPLOY / "kubernetes" / "plugin.yaml"
+    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
     configMap = next(d for d in docs if d["kind"] == "ConfigMap"
-                     and d["metadata"]["name"].endswith("-scheduler-config"))
+                     and "scheduler-config.yaml" in d.get("data", {}))
     config = yaml.safe_load(configMap["data"]["scheduler-config.yaml"])
     election = config["leaderElection"]
     schedulerName = config["profiles"][0]["schedulerName"]
-    # The one addition: how to reach this API server (in a pod, the ServiceAccount's token).
+    # How to reach this API server (in a pod, the ServiceAccount's token), and a Lease per source:
+    # the one of the run before is still held until it expires.
     config["clientConnection"] = {"kubeconfig": str(plane.kubeconfig)}
-    path = plane.workdir / "chart-plugin-scheduler.yaml"
+    election["resourceName"] += f"-{source}"
+    path = plane.workdir / f"{source}-plugin-scheduler.yaml"
     path.write_text(yaml.safe_dump(config))
     port = freePort()
-    proc = plane._spawn("chart-plugin-scheduler", [
+    proc = plane._spawn(f"{source}-plugin-scheduler", [
         binary, f"--config={path}", "--bind-address=127.0.0.1", f"--secure-port={port}",
-        f"--cert-dir={plane.workdir / 'chart-plugin-certs'}", "-v=2"])
+        f"--cert-dir={plane.workdir / (source + '-plugin-certs')}", "-v=2"])
     try:
         lease = (f"/apis/coordination.k8s.io/v1/namespaces/{election['resourceNamespace']}"
                  f"/leases/{election['resourceName']}")
-        waitFor("the chart's Lease held", lambda: binderCluster.kube.request("GET", lease)
+        waitFor(f"the {source}'s Lease held", lambda: binderCluster.kube.request("GET", lease)
                 .get("spec", {}).get("holderIdentity"), timeout=60, process=proc)
-        gpuPod = pod("chart-plugin-gpu", gpus=1)
+        name = f"{source}-plugin-gpu"
+        gpuPod = pod(name, gpus=1)
         gpuPod["spec"]["schedulerName"] = schedulerName
         binderCluster.kube.createPod(binderNamespace, gpuPod)
         waitFor("the GPU pod bound", lambda: isBound(
-            binderCluster.kube.getPod(binderNamespace, "chart-plugin-gpu")), timeout=60, process=proc)
-        bound = binderCluster.kube.getPod(binderNamespace, "chart-plugin-gpu")
+            binderCluster.kube.getPod(binderNamespace, name)), timeout=60, process=proc)
+        bound = binderCluster.kube.getPod(binderNamespace, name)
         assert "fleetsched.io/gpu-index" in bound["metadata"].get("annotations", {}), bound["metadata"]
         logText = proc.logPath.read_text(errors="replace")
         assert "Disabling signatures" not in logText, \
