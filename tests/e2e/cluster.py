@@ -253,6 +253,8 @@ class ControlPlane:
     extenderProcess: Process | None = None
     apiserverProcess: Process | None = None
     apiserverArgv: list[str] = field(default_factory=list)
+    schedulerProcess: Process | None = None
+    schedulerArgv: list[str] = field(default_factory=list)
 
     # ---- process plumbing -------------------------------------------------
 
@@ -446,15 +448,17 @@ extenders:
   - name: {managedResource}
     ignoredByScheduler: {str(ignoredByScheduler).lower()}
 """)))
-        proc = self._spawn("kube-scheduler", [
+        self.schedulerArgv = [
             plugin.binary if plugin is not None else self.k8sBin("kube-scheduler"), f"--config={config}",
             "--bind-address=127.0.0.1", f"--secure-port={self.schedulerPort}",
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
             "-v=2",
-        ])
+        ]
+        proc = self._spawn("kube-scheduler", self.schedulerArgv)
         waitFor("kube-scheduler /readyz",
                 lambda: httpGetOk(f"https://127.0.0.1:{self.schedulerPort}/readyz"),
                 timeout=60, process=proc)
+        self.schedulerProcess = proc
 
     def schedulerMetric(self, name: str) -> float:
         """A metric's value on kube-scheduler's /metrics (summed over its samples)."""
@@ -497,6 +501,24 @@ extenders:
         waitFor(f"{extender.name} {extender.healthPath} after restart",
                 lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
                 timeout=30, process=proc)
+
+    def killScheduler(self) -> None:
+        """SIGKILLs kube-scheduler (in the plugin deployment fleetsched-scheduler, engine and all)."""
+        proc = self.schedulerProcess
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.popen.wait(10)
+
+    def restartScheduler(self) -> None:
+        """Starts kube-scheduler again with the same configuration and port."""
+        old = self.schedulerProcess
+        if old.alive():
+            old.stop()
+        proc = self._spawn("kube-scheduler", self.schedulerArgv)
+        self._replace(old, proc)
+        self.schedulerProcess = proc
+        waitFor("kube-scheduler /readyz after restart",
+                lambda: httpGetOk(f"https://127.0.0.1:{self.schedulerPort}/readyz"),
+                timeout=60, process=proc)
 
     def restartApiserver(self, downSeconds: float = 0.0, whileDown=None) -> None:
         """Stops kube-apiserver (SIGTERM), waits (and calls whileDown()), starts it
