@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "apiclient/api_paths.h"
+#include "log/log.h"
 
 namespace fleetsched::apiclient {
 namespace {
@@ -295,7 +296,7 @@ void Reflector::startWatch() {
 void Reflector::fail(const std::string& why, int status) {
   resetExchange();
   lastError_ = why;
-  std::fprintf(stderr, "fleetsched: %s: %s; retrying\n", config_.resource.c_str(), why.c_str());
+  FLOG_WARNING(log::format("%s: %s; retrying", config_.resource.c_str(), why.c_str()));
   stats_.failures.fetch_add(1, std::memory_order_relaxed);
   uint64_t healthy = 0;
   stats_.failingSinceMs.compare_exchange_strong(healthy, std::max<uint64_t>(scheduler_.nowMs(), 1),

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cmath>
 #include <charconv>
 #include <cstdio>
@@ -121,6 +122,30 @@ bool parseFormat(std::string_view name, Format& out) {
 void setSink(Sink sink, void* context) {
   gSinkContext.store(context, std::memory_order_relaxed);
   gSink.store(sink, std::memory_order_release);
+}
+
+std::string format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  char small[256];
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(small, sizeof small, fmt, args);
+  va_end(args);
+  std::string out;
+  if (n < 0) {
+    va_end(again);
+    return out;
+  }
+  if (static_cast<size_t>(n) < sizeof small) {
+    out.assign(small, static_cast<size_t>(n));
+  } else {
+    out.resize(static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data(), out.size(), fmt, again);
+    out.resize(static_cast<size_t>(n));
+  }
+  va_end(again);
+  return out;
 }
 
 void appendQuoted(std::string& out, std::string_view s) {

@@ -50,6 +50,9 @@ bool parseFormat(std::string_view name, Format& out);
 using Sink = void (*)(std::string_view line, void* context);
 void setSink(Sink sink, void* context);
 
+// printf into a std::string: for messages that keep values in their text.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 // Appends `s` quoted and escaped as in text lines (Go's %q for ASCII; bytes >= 0x80 as they are).
 void appendQuoted(std::string& out, std::string_view s);
 // Appends `s` as a JSON string (quotes included).

@@ -20,6 +20,7 @@
 #include "engine/reactor/process_metrics.h"
 #include "engine/reactor/server.h"
 #include "engine/service/extender_service.h"
+#include "log/log.h"
 #include "plugins/config.h"
 
 namespace fleetsched::cmd {
@@ -42,6 +43,13 @@ bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
     return false;
   }
   return !host.empty();
+}
+
+// CLI11 hands `-v=4` (how kube users type it) over as the value "=4". Out of line: GCC 12 warns
+// of an uninitialized string when it inlines this into CLI11's std::function.
+[[gnu::noinline]] std::string dropLeadingEquals(std::string value) {
+  if (value.size() > 1 && value[0] == '=') value.erase(0, 1);
+  return value;
 }
 
 // Everything `serve` runs, owned in one place so signal and timer callbacks reach it.
@@ -79,10 +87,10 @@ void reloadFiles(ServeState& s) {
   cache::FileLoadStats st;
   if (!cache::reloadClusterFiles(*s.cache, s.options->nodesFile, s.options->podsFile, s.options->allowEmptyFleet,
                                  error, &st)) {
-    std::fprintf(stderr, "fleetsched: reload failed, keeping the previous state: %s\n", error.c_str());
+    FLOG_WARNING("reload failed, keeping the previous state").err(error);
     return;
   }
-  std::fprintf(stderr, "fleetsched: reloaded %zu nodes, %zu pods\n", st.nodes, st.pods);
+  FLOG_INFO(log::format("reloaded %zu nodes, %zu pods", st.nodes, st.pods)).kv("nodes", st.nodes).kv("pods", st.pods);
 }
 
 void onStats(uv_timer_t* t) {
@@ -122,13 +130,14 @@ void onAudit(uv_timer_t* t) {
   if (s.ingestor == nullptr || !s.ingestor->synced()) return;
   s.ingestor->audit([&s](engine::AuditResult r, std::string error) {
     if (!error.empty()) {
-      std::fprintf(stderr, "fleetsched: audit: %s\n", error.c_str());
+      FLOG_ERROR("audit failed").err(error);
       return;
     }
     s.auditMismatches->set(static_cast<double>(r.mismatchedNodes));
     if (r.mismatchedNodes > 0 || r.overcommittedNodes > 0) {
-      std::fprintf(stderr, "fleetsched: audit: %zu of %zu nodes differ from the API server, %zu overcommitted: %s",
-                   r.mismatchedNodes, r.nodes, r.overcommittedNodes, r.json.c_str());
+      FLOG_WARNING(log::format("audit: %zu of %zu nodes differ from the API server, %zu overcommitted",
+                               r.mismatchedNodes, r.nodes, r.overcommittedNodes))
+          .kvJson("audit", r.json.ends_with('\n') ? std::string_view(r.json).substr(0, r.json.size() - 1) : r.json);
     }
     s.lastAudit = std::move(r.json);
   });
@@ -160,13 +169,12 @@ void onDrainTick(uv_timer_t* t) {
   const uint64_t now = uv_now(t->loop);
   // The probe listener keeps answering (/readyz 503) until the verbs listener has drained.
   if (s.server->drained()) {
-    std::fprintf(stderr, "fleetsched: drained in %llu ms, exiting\n",
-                 static_cast<unsigned long long>(now - s.drainStart));
+    FLOG_INFO(log::format("drained in %llu ms, exiting", static_cast<unsigned long long>(now - s.drainStart)));
     return stopAll(s);
   }
   if (now < s.drainDeadline) return;
-  std::fprintf(stderr, "fleetsched: --shutdown-grace of %us is over: cutting %zu request(s) in flight\n",
-               s.options->shutdownGraceSec, s.server->pendingRequests());
+  FLOG_WARNING(log::format("--shutdown-grace of %us is over: cutting %zu request(s) in flight",
+                           s.options->shutdownGraceSec, s.server->pendingRequests()));
   stopAll(s);
 }
 
@@ -175,20 +183,19 @@ void onDrainTick(uv_timer_t* t) {
 void onStopSignal(ServeState& s, int signum) {
   const char* name = signum == SIGINT ? "SIGINT" : "SIGTERM";
   if (s.stopping) {
-    std::fprintf(stderr, "fleetsched: %s again: cutting %zu request(s) in flight, exiting now\n", name,
-                 s.server->pendingRequests());
+    FLOG_WARNING(log::format("%s again: cutting %zu request(s) in flight, exiting now", name,
+                             s.server->pendingRequests()));
     return stopAll(s);
   }
   s.stopping = true;
   if (s.options->shutdownGraceSec == 0) {
-    std::fprintf(stderr, "fleetsched: %s: cutting %zu request(s) in flight (--shutdown-grace=0), exiting\n", name,
-                 s.server->pendingRequests());
+    FLOG_WARNING(log::format("%s: cutting %zu request(s) in flight (--shutdown-grace=0), exiting", name,
+                             s.server->pendingRequests()));
     return stopAll(s);
   }
-  std::fprintf(stderr,
-               "fleetsched: %s: draining for up to %us: no new connections, /readyz 503, requests in flight "
-               "finish (again to exit now)\n",
-               name, s.options->shutdownGraceSec);
+  FLOG_INFO(log::format("%s: draining for up to %us: no new connections, /readyz 503, requests in flight "
+                        "finish (again to exit now)",
+                        name, s.options->shutdownGraceSec));
   s.server->shutdown();
   s.drainStart = uv_now(s.drainTimer.loop);
   s.drainDeadline = s.drainStart + uint64_t{s.options->shutdownGraceSec} * 1000;
@@ -253,6 +260,21 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
       ->type_name("idle|low|normal")
       ->capture_default_str();
   cmd->add_option("--ingest-cpus", o.ingestCpus, "CPUs the ingestion thread may run on, e.g. 1 or 2-3 (default: any)");
+  // Logs and explanations: the flags of kube components' logging.
+  cmd->add_option("--logging-format", o.loggingFormat,
+                  "Log format: text (klog's: I1206 02:41:25.570554 3576 file.cpp:502] \"msg\" key=\"value\") or "
+                  "json (one object a line: ts, caller, msg, v, keys; errors as err)")
+      ->check(CLI::IsMember({"text", "json"}).description(""))
+      ->type_name("text|json")
+      ->capture_default_str();
+  cmd->add_option("-v,--v", o.verbosity,
+                  "Log verbosity: info lines up to this level are written; 4 adds one line per filter and "
+                  "prioritize decision (nodes asked, kept, reasons by count, top scores). -v 4, -v=4 and --v=4 "
+                  "all work")
+      ->transform(dropLeadingEquals, "", "")
+      ->check(CLI::Range(0, 100).description(""))
+      ->type_name("N")
+      ->capture_default_str();
   cmd->footer(
       "Examples:\n"
       "  # the embedded demo fleet on the default address\n"
@@ -268,9 +290,18 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
 }
 
 int runServe(const ServeOptions& o) {
+  {
+    log::Format format = log::Format::kText;
+    if (!log::parseFormat(o.loggingFormat, format)) {
+      FLOG_ERROR(log::format("--logging-format %s: want text or json", o.loggingFormat.c_str()));
+      return 1;
+    }
+    log::setFormat(format);
+    log::setVerbosity(o.verbosity);
+  }
   engine::ServerConfig serverConfig;
   if (!splitListen(o.listen, serverConfig.host, serverConfig.port)) {
-    std::fprintf(stderr, "fleetsched: --listen %s: want HOST:PORT\n", o.listen.c_str());
+    FLOG_ERROR(log::format("--listen %s: want HOST:PORT", o.listen.c_str()));
     return 1;
   }
   serverConfig.urlPrefix = o.urlPrefix;
@@ -282,7 +313,7 @@ int runServe(const ServeOptions& o) {
   probeConfig.urlPrefix.clear();
   probeConfig.metricLabels = {{"listener", "probes"}};
   if (!o.probeListen.empty() && !splitListen(o.probeListen, probeConfig.host, probeConfig.port)) {
-    std::fprintf(stderr, "fleetsched: --probe-listen %s: want HOST:PORT\n", o.probeListen.c_str());
+    FLOG_ERROR(log::format("--probe-listen %s: want HOST:PORT", o.probeListen.c_str()));
     return 1;
   }
   if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
@@ -291,11 +322,11 @@ int runServe(const ServeOptions& o) {
   const bool watch = !o.kubeconfig.empty() || o.inCluster;
   const bool files = !o.nodesFile.empty() || !o.podsFile.empty();
   if (watch && (files || o.demoFleet)) {
-    std::fprintf(stderr, "fleetsched: choose one node source: an API server, files, or --demo-fleet\n");
+    FLOG_ERROR("choose one node source: an API server, files, or --demo-fleet");
     return 1;
   }
   if (o.bind && !watch) {
-    std::fprintf(stderr, "fleetsched: --bind needs an API server (--kubeconfig or --in-cluster)\n");
+    FLOG_ERROR("--bind needs an API server (--kubeconfig or --in-cluster)");
     return 1;
   }
 
@@ -306,7 +337,7 @@ int runServe(const ServeOptions& o) {
   } else {
     config = plugins::loadConfigFile(o.configFile, error);
     if (!config) {
-      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      FLOG_ERROR(error);
       return 1;
     }
   }
@@ -318,7 +349,7 @@ int runServe(const ServeOptions& o) {
   if (files) {
     cache::FileLoadStats st;
     if (!cache::loadClusterFiles(cache, o.nodesFile, o.podsFile, error, &st)) {
-      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      FLOG_ERROR(error);
       return 1;
     }
     source = std::to_string(st.nodes) + " nodes, " + std::to_string(st.pods) + " pods from files";
@@ -355,16 +386,16 @@ int runServe(const ServeOptions& o) {
     io.inCluster = o.inCluster;
     io.staleAfterMs = uint64_t{o.staleAfterSec} * 1000;
     if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
-      std::fprintf(stderr, "fleetsched: --ingest-priority %s: want idle, low or normal\n", o.ingestPriority.c_str());
+      FLOG_ERROR(log::format("--ingest-priority %s: want idle, low or normal", o.ingestPriority.c_str()));
       return 1;
     }
     if (!engine::parseCpuList(o.ingestCpus, io.cpus)) {
-      std::fprintf(stderr, "fleetsched: --ingest-cpus %s: want a CPU list such as 1 or 0,2-3\n", o.ingestCpus.c_str());
+      FLOG_ERROR(log::format("--ingest-cpus %s: want a CPU list such as 1 or 0,2-3", o.ingestCpus.c_str()));
       return 1;
     }
     ingestor = std::make_unique<engine::Ingestor>(cache, metrics, io);
     if (!ingestor->start(loop, error)) {
-      std::fprintf(stderr, "fleetsched: %s\n", error.c_str());
+      FLOG_ERROR(error);
       return 1;
     }
     if (o.bind) service.enableBinding(ingestor.get());
@@ -408,15 +439,16 @@ int runServe(const ServeOptions& o) {
   });
 
   if (int rc = server.listen(); rc != 0) {
-    std::fprintf(stderr, "fleetsched: listen %s: %s%s\n", o.listen.c_str(), uv_strerror(rc),
-                 rc == UV_EADDRINUSE && !o.reusePort
-                     ? " (another process holds the port; --reuse-port shares it with processes that set it too)"
-                     : "");
+    FLOG_ERROR(log::format("listen %s: %s%s", o.listen.c_str(), uv_strerror(rc),
+                           rc == UV_EADDRINUSE && !o.reusePort
+                               ? " (another process holds the port; --reuse-port shares it with processes that set "
+                                 "it too)"
+                               : ""));
     return 1;
   }
   if (probeServer) {
     if (int rc = probeServer->listen(); rc != 0) {
-      std::fprintf(stderr, "fleetsched: --probe-listen %s: %s\n", o.probeListen.c_str(), uv_strerror(rc));
+      FLOG_ERROR(log::format("--probe-listen %s: %s", o.probeListen.c_str(), uv_strerror(rc)));
       return 1;
     }
   }
@@ -463,12 +495,12 @@ int runServe(const ServeOptions& o) {
         signum);
   }
 
-  std::fprintf(stderr, "fleetsched %s: serving on http://%s:%u%s with %zu profile(s), scheduling against %s\n",
-               "serve", serverConfig.host.c_str(), server.port(), serverConfig.urlPrefix.c_str(),
-               config->profiles().size(), source.c_str());
+  FLOG_INFO(log::format("fleetsched %s: serving on http://%s:%u%s with %zu profile(s), scheduling against %s",
+                        "serve", serverConfig.host.c_str(), server.port(), serverConfig.urlPrefix.c_str(),
+                        config->profiles().size(), source.c_str()));
   if (probeServer) {
-    std::fprintf(stderr, "fleetsched serve: probes and metrics on http://%s:%u\n", probeConfig.host.c_str(),
-                 probeServer->port());
+    FLOG_INFO(log::format("fleetsched serve: probes and metrics on http://%s:%u", probeConfig.host.c_str(),
+                          probeServer->port()));
   }
   uv_run(loop, UV_RUN_DEFAULT);
   if (o.profile) {

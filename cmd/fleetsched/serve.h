@@ -34,6 +34,9 @@ struct ServeOptions {
   uint32_t staleAfterSec = 60;  // /readyz fails once a watch has been failing this long (0: never)
   std::string ingestPriority = "idle";  // idle | low | normal
   std::string ingestCpus;               // kernel CPU list; empty: inherit
+  // Logs and explanations (issue 26): klog text or JSON lines, -v levels.
+  std::string loggingFormat = "text";  // text | json
+  int verbosity = 0;                   // -v: info lines up to this level are written
 };
 
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& options);

@@ -24,6 +24,7 @@
 #include "codec/decoder.h"
 #include "codec/json_writer.h"
 #include "codec/k8s_names.h"
+#include "log/log.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -381,7 +382,7 @@ struct Ingestor::Loop : UvLoop {
     }
     std::string err;
     if (!transport.refreshCredentials(static_cast<int64_t>(std::time(nullptr)), force, err)) {
-      std::fprintf(stderr, "fleetsched: %s\n", err.c_str());
+      FLOG_ERROR(err);
     }
   }
 
@@ -450,18 +451,20 @@ struct Ingestor::Loop : UvLoop {
     bool synced = nodes.stats().synced.load(std::memory_order_acquire) &&
                   pods.stats().synced.load(std::memory_order_acquire);
     if (synced && !owner.synced_.load(std::memory_order_relaxed)) {
-      std::fprintf(stderr, "fleetsched: initial sync done: %llu nodes, %llu pods\n",
-                   static_cast<unsigned long long>(owner.cache_.stats().nodes),
-                   static_cast<unsigned long long>(owner.cache_.stats().boundPods));
+      const cache::CacheStats st = owner.cache_.stats();
+      FLOG_INFO(log::format("initial sync done: %llu nodes, %llu pods", static_cast<unsigned long long>(st.nodes),
+                            static_cast<unsigned long long>(st.boundPods)));
     }
     owner.synced_.store(synced, std::memory_order_release);
     const uint64_t now = scheduler.nowMs();
     const bool fresh = watchFresh(nodes.stats(), now, owner.options_.staleAfterMs) &&
                        watchFresh(pods.stats(), now, owner.options_.staleAfterMs);
     if (fresh != owner.fresh_.load(std::memory_order_relaxed)) {
-      std::fprintf(stderr, "fleetsched: %s\n",
-                   fresh ? "watches recovered; ready again"
-                         : "a watch has been failing for --stale-after: not ready until it recovers");
+      if (fresh) {
+        FLOG_INFO("watches recovered; ready again");
+      } else {
+        FLOG_WARNING("a watch has been failing for --stale-after: not ready until it recovers");
+      }
     }
     owner.fresh_.store(fresh, std::memory_order_release);
     sinceTokenReload += kStatsIntervalMs;
@@ -502,7 +505,7 @@ bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
   if (!ok) return false;
   server_ = config.server;
   if (std::string warning = apiclient::plaintextTokenWarning(config); !warning.empty()) {
-    std::fprintf(stderr, "fleetsched: %s\n", warning.c_str());
+    FLOG_WARNING(warning);
   }
 
   reactorAsync_ = new uv_async_t;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "log/log.h"
+
 namespace fleetsched::engine {
 namespace {
 
@@ -111,7 +113,7 @@ Metrics::Family& Metrics::family(std::string_view name, std::string_view help, T
     if (f->name != full) continue;
     if (f->type != type) {
       // Two layers disagreeing on a metric's type is a programming error caught at startup.
-      std::fprintf(stderr, "fleetsched: metric %s registered with two types\n", full.c_str());
+      FLOG_ERROR(log::format("metric %s registered with two types", full.c_str()));
       std::abort();
     }
     return *f;

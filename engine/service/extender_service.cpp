@@ -11,6 +11,7 @@
 #include "cache/binding.h"
 #include "codec/encoder.h"
 #include "codec/k8s_names.h"
+#include "log/log.h"
 #include "plugins/annotations.h"
 #include "plugins/interpretation.h"
 
@@ -625,12 +626,12 @@ void ExtenderService::trace(const ExtenderRequest& req, const codec::Pod& pod, u
   encode_->observeNanos(encoded - decided);
   ++requests_;
   if (options_.traceEvery != 0 && requests_ % options_.traceEvery == 0) {
-    std::fprintf(stderr,
-                 "trace %s pod=%.*s/%.*s nodes=%zu unknown=%zu parse=%.1fus decide=%.1fus encode=%.1fus bytes=%zu\n",
-                 std::string(verbName(req.verb)).c_str(), static_cast<int>(pod.namespace_.size()),
-                 pod.namespace_.data(), static_cast<int>(pod.name.size()), pod.name.data(),
-                 nodes_.size(), unknown_.size(), (parsed - t0) / 1e3, (decided - parsed) / 1e3,
-                 (encoded - decided) / 1e3, req.response.size());
+    FLOG_INFO(log::format("trace %s pod=%.*s/%.*s nodes=%zu unknown=%zu parse=%.1fus decide=%.1fus encode=%.1fus "
+                          "bytes=%zu",
+                          std::string(verbName(req.verb)).c_str(), static_cast<int>(pod.namespace_.size()),
+                          pod.namespace_.data(), static_cast<int>(pod.name.size()), pod.name.data(), nodes_.size(),
+                          unknown_.size(), (parsed - t0) / 1e3, (decided - parsed) / 1e3, (encoded - decided) / 1e3,
+                          req.response.size()));
   }
 }
 

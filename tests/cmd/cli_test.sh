@@ -93,6 +93,10 @@ has "$err" "bogus" "fleetsched bogus names it"
 for s in serve replay gen-fleet loadgen; do has "$err" "$s" "fleetsched bogus lists subcommands"; done
 run 2 --bogus
 run 2 serve --bogus
+run 2 serve --logging-format xml
+has "$err" "--logging-format: xml not in {text,json}" "serve names the logging formats"
+run 2 serve -v=-1
+run 2 serve --v=x
 run 2 loadgen --mode sideways
 run 2 gen-fleet --zones 9
 run 2 gen-fleet --nodes notanumber
@@ -101,6 +105,15 @@ run 2 null-extender 127.0.0.1
 
 # --- runtime failure: exit 1 --------------------------------------------------------------------
 run 1 serve --listen 127.0.0.1:1 --nodes "$tmp/missing-nodes.json"
+# Logs are klog lines by default, JSON objects with --logging-format=json; -v takes kube's spellings.
+[[ "$err" =~ ^E[0-9]{4}\ [0-9:.]{15}\ +[0-9]+\ serve\.cpp:[0-9]+\]\ \" ]] || fail "serve's error is not a klog line: $err"
+has "$err" "missing-nodes.json" "serve's klog error names the file"
+for v in -v=4 --v=4 "-v 4" -v4; do
+  # shellcheck disable=SC2086  # "-v 4" is two arguments
+  run 1 serve --logging-format=json $v --listen 127.0.0.1:1 --nodes "$tmp/missing-nodes.json"
+  [[ "$err" =~ ^\{\"ts\":[0-9]+\.[0-9]{6},\"caller\":\"serve\.cpp:[0-9]+\",\"msg\":\" ]] ||
+    fail "serve --logging-format=json $v: not a JSON line: $err"
+done
 
 # --- success ------------------------------------------------------------------------------------
 run 0 gen-fleet -q -o "$tmp/corpus" -n 3 -p 2

@@ -156,8 +156,8 @@ class Cluster:
         if self.source == "files":
             before = _reloadLines(proc)
             os.kill(proc.pid, signal.SIGHUP)
-            # fleetsched logs one line per reload ("fleetsched: reloaded N nodes, M pods"
-            # or "fleetsched: reload failed, ..."); wait for it instead of guessing.
+            # fleetsched logs one klog line per reload ('... serve.cpp:NN] "reloaded N nodes,
+            # M pods"' or '... "reload failed, ..." err="..."'); wait for it instead of guessing.
             lines = waitFor("fleetsched to log the reload",
                             lambda: _reloadLines(proc)[len(before):],
                             timeout=10, interval=0.05, process=proc)
@@ -351,7 +351,7 @@ class Cluster:
 def _reloadLines(proc) -> list[str]:
     text = proc.logPath.read_text(errors="replace")
     return [line for line in text.splitlines()
-            if line.startswith(("fleetsched: reloaded", "fleetsched: reload failed"))]
+            if '] "reloaded ' in line or '] "reload failed' in line]
 
 
 def isBound(pod: dict) -> bool:

@@ -134,3 +134,15 @@ TEST(LogFormat, Parse) {
 
 }  // namespace
 }  // namespace fleetsched::log
+
+namespace fleetsched::log {
+namespace {
+
+TEST(LogFormat, PrintfIntoString) {
+  EXPECT_EQ(format("reloaded %zu nodes, %d pods", size_t{3}, 5), "reloaded 3 nodes, 5 pods");
+  const std::string longer(1000, 'x');
+  EXPECT_EQ(format("%s!", longer.c_str()), longer + "!");
+}
+
+}  // namespace
+}  // namespace fleetsched::log
