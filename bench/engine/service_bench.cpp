@@ -109,7 +109,10 @@ Fixture& fixture() {
       std::fprintf(stderr, "service_bench: %s\n", error.c_str());
       std::abort();
     }
-    fx->service = std::make_unique<ExtenderService>(fx->cache, fx->config, fx->metrics);
+    ServiceOptions so;
+    // The cost of recording decisions for /debug/pods (serve --debug-decisions N): 0, off, by default.
+    if (const char* n = std::getenv("FLEETSCHED_BENCH_DEBUG_DECISIONS")) so.debugDecisions = std::strtoul(n, nullptr, 10);
+    fx->service = std::make_unique<ExtenderService>(fx->cache, fx->config, fx->metrics, so);
 
     fleet::PodOptions po;
     po.pods = 256;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "cache/binding.h"
 #include "codec/encoder.h"
@@ -52,6 +53,7 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
       config_(config),
       options_(options),
       builder_(cache.interpretation()) {
+  if (options_.debugDecisions > 0) decisions_ = std::make_unique<DecisionLog>(options_.debugDecisions);
   const char* help = "Time spent per request phase";
   parse_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "parse"}});
   decide_ = &metrics.histogram("phase_duration_seconds", help, {{"phase", "decide"}});
@@ -313,6 +315,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
     const uint64_t decided = uv_hrtime();
     encodeNodeNamesFilter(req.response);
     trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+    if (explaining()) explainFilter(snap);
     return;
   }
   runFilter(profile, snap);
@@ -343,6 +346,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
 
   codec::encodeFilterResult(r, req.response);
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+  if (explaining()) explainFilter(snap);
 }
 
 void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -411,6 +415,7 @@ void ExtenderService::prioritize(ExtenderRequest& req, const cache::Snapshot& sn
     codec::encodeHostPriorityList(priorities_, req.response);
   }
   trace(req, args_.pod, t0, parsed, decided, uv_hrtime());
+  if (explaining()) explainPrioritize(snap);
 }
 
 bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node) {
@@ -617,6 +622,219 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
     req.complete(&req);
   });
   return {};
+}
+
+namespace {
+
+int64_t unixMillis() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000;
+}
+
+}  // namespace
+
+uint16_t ExtenderService::explainCode(const plugins::Status& s) {
+  auto [it, added] = explainIndex_.try_emplace(s.reason, static_cast<uint16_t>(explainStatuses_.size()));
+  if (added) {
+    if (explainStatuses_.size() == DecisionLog::kPass) {  // 65,534 distinct reasons: share the last
+      explainIndex_.erase(it);
+      return static_cast<uint16_t>(explainStatuses_.size() - 1);
+    }
+    explainStatuses_.push_back(s);
+  }
+  return it->second;
+}
+
+void ExtenderService::recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out) {
+  out.unknown.assign(unknown_.begin(), unknown_.end());
+  if (args_.mode() == codec::NodesMode::NodeNames) {
+    // Names by id, copied once per node set and shared by every record made meanwhile.
+    if (!nameTable_ || nameTableVersion_ != snap.nameSetVersion()) {
+      auto table = std::make_shared<std::vector<std::string>>(snap.idLimit());
+      for (uint32_t id = 0; id < snap.idLimit(); ++id) {
+        if (const plugins::NodeInfo* n = snap.node(id)) (*table)[id].assign(n->name);
+      }
+      nameTable_ = std::move(table);
+      nameTableVersion_ = snap.nameSetVersion();
+    }
+    out.names = nameTable_;
+    out.ownNames.clear();
+  } else {
+    out.names.reset();
+    out.ownNames.resize(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i) out.ownNames[i].assign(nodes_[i]->name);
+  }
+}
+
+void ExtenderService::explainFilter(const cache::Snapshot& snap) {
+  // The reply's verdict per request node, as a code: kPass, or an index into explainStatuses_.
+  const size_t n = nodes_.size();
+  explainCodes_.resize(n);
+  explainStatuses_.clear();
+  uint32_t kept = 0;
+  const bool names = args_.mode() == codec::NodesMode::NodeNames;
+  if (names && failures_ != nullptr) {
+    // The verdict bytes already number the distinct failures.
+    for (size_t k = 0; k < failures_->size(); ++k) {
+      explainStatuses_.push_back(failures_->status(static_cast<uint8_t>(plugins::kColumnFailed + k)));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t v = verdict_[i];
+      explainCodes_[i] = v == plugins::kColumnPass ? DecisionLog::kPass : static_cast<uint16_t>(v - plugins::kColumnFailed);
+    }
+    kept = static_cast<uint32_t>(passedIds_.size());
+  } else {
+    explainIndex_.clear();
+    const std::string_view nominated = args_.pod.nominatedNodeName;  // kept as the reply keeps it
+    for (size_t i = 0; i < n; ++i) {
+      const plugins::Status& s = statuses_[i];
+      const bool pass = names ? wideVerdict_[i] == plugins::kColumnPass
+                              : s.ok() || (s.code == plugins::Code::Unschedulable && !nominated.empty() &&
+                                           nodes_[i]->name == nominated);
+      explainCodes_[i] = pass ? DecisionLog::kPass : explainCode(s);
+      kept += pass;
+    }
+  }
+
+  if (decisions_) {
+    DecisionLog::Entry& e = decisions_->touch(args_.pod.namespace_, args_.pod.name, args_.pod.uid);
+    DecisionLog::Filter& f = e.filter;
+    e.prioritize.present = false;  // a new cycle: the previous prioritize belongs to the last one
+    f.present = true;
+    f.unixMs = unixMillis();
+    f.asked = static_cast<uint32_t>(n + unknown_.size());
+    f.kept = kept;
+    recordNodes(snap, f.nodes);
+    if (names) {
+      f.verdict.assign(snap.idLimit(), DecisionLog::kNotAsked);
+      for (size_t i = 0; i < n; ++i) f.verdict[nodeIds_[i]] = explainCodes_[i];
+    } else {
+      f.verdict.assign(explainCodes_.begin(), explainCodes_.end());
+    }
+    f.reasons.resize(explainStatuses_.size());
+    for (size_t k = 0; k < explainStatuses_.size(); ++k) {
+      f.reasons[k].text.assign(explainStatuses_[k].reason);
+      f.reasons[k].unresolvable = explainStatuses_[k].code == plugins::Code::UnschedulableAndUnresolvable;
+    }
+  }
+
+  if (log::enabled(kDecisionLogLevel)) {
+    std::vector<uint32_t> counts(explainStatuses_.size(), 0);
+    for (uint16_t c : explainCodes_) {
+      if (c != DecisionLog::kPass) ++counts[c];
+    }
+    // Reasons by count, the most frequent first.
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < counts.size(); ++k) order.push_back(k);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+    explainText_ = "{";
+    for (uint32_t k : order) {
+      if (counts[k] == 0) continue;
+      if (explainText_.size() > 1) explainText_ += ',';
+      log::appendJsonString(explainText_, explainStatuses_[k].reason);
+      explainText_ += ':' + std::to_string(counts[k]);
+    }
+    if (!unknown_.empty()) {
+      if (explainText_.size() > 1) explainText_ += ',';
+      log::appendJsonString(explainText_, kUnknownNode);
+      explainText_ += ':' + std::to_string(unknown_.size());
+    }
+    explainText_ += '}';
+    FLOG_V(kDecisionLogLevel, "filter")
+        .kv("pod", std::string(args_.pod.namespace_) + "/" + std::string(args_.pod.name))
+        .kv("uid", args_.pod.uid)
+        .kv("nodes", n + unknown_.size())
+        .kv("kept", kept)
+        .kvJson("reasons", explainText_);
+  }
+}
+
+void ExtenderService::explainPrioritize(const cache::Snapshot& snap) {
+  // Scores by request position: kFiltered unless fleetsched's filter kept the node.
+  const size_t n = nodes_.size();
+  explainScores_.assign(n, DecisionLog::kFiltered);
+  for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) {
+    explainScores_[inputIndexFeasible_[k]] = static_cast<int16_t>(std::clamp(feasibleScores_[k], 0, 0x7fff));
+  }
+  if (decisions_) {
+    DecisionLog::Entry& e = decisions_->touch(args_.pod.namespace_, args_.pod.name, args_.pod.uid);
+    DecisionLog::Prioritize& p = e.prioritize;
+    p.present = true;
+    p.unixMs = unixMillis();
+    recordNodes(snap, p.nodes);
+    if (args_.mode() == codec::NodesMode::NodeNames) {
+      p.score.assign(snap.idLimit(), DecisionLog::kScoreNotAsked);
+      for (size_t i = 0; i < n; ++i) p.score[nodeIds_[i]] = explainScores_[i];
+    } else {
+      p.score.assign(explainScores_.begin(), explainScores_.end());
+    }
+  }
+  if (log::enabled(kDecisionLogLevel)) {
+    // The three best, in the request's order among equals.
+    std::vector<uint32_t> order(inputIndexFeasible_.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    const size_t top = std::min<size_t>(3, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                      [&](uint32_t a, uint32_t b) {
+                        return feasibleScores_[a] != feasibleScores_[b] ? feasibleScores_[a] > feasibleScores_[b]
+                                                                        : a < b;
+                      });
+    explainText_ = "{";
+    for (size_t t = 0; t < top; ++t) {
+      if (t > 0) explainText_ += ',';
+      log::appendJsonString(explainText_, nodes_[inputIndexFeasible_[order[t]]]->name);
+      explainText_ += ':' + std::to_string(feasibleScores_[order[t]]);
+    }
+    explainText_ += '}';
+    FLOG_V(kDecisionLogLevel, "prioritize")
+        .kv("pod", std::string(args_.pod.namespace_) + "/" + std::string(args_.pod.name))
+        .kv("uid", args_.pod.uid)
+        .kv("nodes", n + unknown_.size())
+        .kv("feasible", inputIndexFeasible_.size())
+        .kvJson("top", explainText_);
+  }
+}
+
+void ExtenderService::debugPod(std::string_view target, LocalResponse& out) const {
+  constexpr std::string_view kPrefix = "/debug/pods/";
+  constexpr std::string_view kUsage = "want GET /debug/pods/NAMESPACE/NAME\n";
+  if (const size_t q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  if (const size_t at = target.find(kPrefix); at != std::string_view::npos) {
+    target.remove_prefix(at + kPrefix.size());  // an absolute-form target keeps its scheme and host first
+  } else {
+    out.status = 400;
+    out.body = kUsage;
+    return;
+  }
+  const size_t slash = target.find('/');
+  if (slash == std::string_view::npos) {
+    out.status = 400;
+    out.body = std::string(kUsage);
+    return;
+  }
+  const std::string_view ns = target.substr(0, slash);
+  const std::string_view name = target.substr(slash + 1);
+  if (std::string invalid; !codec::validatePodRef(ns, name, invalid)) {
+    out.status = 400;
+    out.body = "/debug/pods: " + invalid + "; " + std::string(kUsage);
+    return;
+  }
+  if (!decisions_) {
+    out.status = 404;
+    out.body = "/debug/pods: decisions are not recorded: start serve with --debug-decisions N (N > 0)\n";
+    return;
+  }
+  const DecisionLog::Entry* e = decisions_->find(ns, name);
+  if (e == nullptr) {
+    out.status = 404;
+    out.body = "/debug/pods: no decision recorded for pod " + std::string(ns) + "/" + std::string(name) +
+               ": fleetsched keeps the last filter and prioritize of the " + std::to_string(decisions_->capacity()) +
+               " pods decided most recently (--debug-decisions)\n";
+    return;
+  }
+  out.contentType = "application/json";
+  DecisionLog::render(*e, out.body);
 }
 
 void ExtenderService::trace(const ExtenderRequest& req, const codec::Pod& pod, uint64_t t0, uint64_t parsed,

@@ -35,6 +35,7 @@
 #include <unordered_map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/cache.h"
@@ -45,8 +46,11 @@
 #include "codec/node_name_table.h"
 #include "engine/reactor/handler.h"
 #include "engine/reactor/metrics.h"
+#include "engine/reactor/server.h"
 #include "engine/service/binder.h"
+#include "engine/service/decision_log.h"
 #include "engine/service/owned_pod.h"
+#include "log/log.h"
 #include "plugins/config.h"
 #include "plugins/profile.h"
 
@@ -55,6 +59,8 @@ namespace fleetsched::engine {
 struct ServiceOptions {
   // Print one line per N requests with per-phase timings (0: off).
   uint32_t traceEvery = 0;
+  // Keep the last filter and prioritize decision of this many pods for debugPod (0: none).
+  size_t debugDecisions = 0;
 };
 
 class ExtenderService : public BatchHandler {
@@ -70,6 +76,13 @@ class ExtenderService : public BatchHandler {
   void setReadyCheck(std::function<bool()> check) { readyCheck_ = std::move(check); }
   // Serves bind through `binder` (the Ingestor), which must outlive every bind in flight.
   void enableBinding(Binder* binder) { binder_ = binder; }
+
+  // GET /debug/pods/<namespace>/<name>: the pod's last recorded filter and prioritize decision,
+  // node by node, as JSON; 400 for a path that does not name a pod the way Kubernetes names
+  // them, 404 for a pod without a recorded decision (or with recording off).
+  void debugPod(std::string_view target, LocalResponse& out) const;
+  // The recorded decisions; null when options.debugDecisions is 0.
+  const DecisionLog* decisions() const { return decisions_.get(); }
 
  private:
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
@@ -117,6 +130,13 @@ class ExtenderService : public BatchHandler {
   void remember(const codec::Pod& pod);
   // Reserves and posts the Binding; returns an error text when it cannot start.
   std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
+  // At -v=4 a line per decision, and the record for debugPod: both off cost one branch.
+  bool explaining() const { return decisions_ != nullptr || log::enabled(kDecisionLogLevel); }
+  void explainFilter(const cache::Snapshot& snap);
+  void explainPrioritize(const cache::Snapshot& snap);
+  // Records by cache id in NodeNames mode, by position in full-Nodes mode.
+  void recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out);
+  uint16_t explainCode(const plugins::Status& s);
   void trace(const ExtenderRequest& req, const codec::Pod& pod, uint64_t t0, uint64_t parsed, uint64_t decided,
              uint64_t encoded);
 
@@ -180,6 +200,17 @@ class ExtenderService : public BatchHandler {
   plugins::CycleState state_;
   plugins::ProfileScratch scratch_;
   uint64_t requests_ = 0;
+  // Decisions (explainFilter / explainPrioritize): the request's verdicts by position
+  // (DecisionLog::kPass or an index into explainStatuses_), scores by position.
+  static constexpr int kDecisionLogLevel = 4;
+  std::unique_ptr<DecisionLog> decisions_;
+  DecisionLog::NameTable nameTable_;  // node names by id for nameTableVersion_'s node set
+  uint64_t nameTableVersion_ = 0;
+  std::vector<uint16_t> explainCodes_;
+  std::vector<plugins::Status> explainStatuses_;
+  std::unordered_map<std::string_view, uint16_t> explainIndex_;
+  std::vector<int16_t> explainScores_;
+  std::string explainText_;
 
   Histogram* parse_;
   Histogram* decide_;
