@@ -208,7 +208,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve kube-scheduler's extender verbs over HTTP");
   cmd->add_option("--listen", o.listen, "Address to listen on, HOST:PORT")->capture_default_str();
   cmd->add_option("--probe-listen", o.probeListen,
-                  "Also listen on HOST:PORT for /healthz, /readyz and /metrics only (no verbs, no /debug), so "
+                  "Also listen on HOST:PORT for /healthz, /readyz and /metrics (and /debug/* with "
+                  "--enable-debug-handlers; no verbs), so "
                   "--listen can stay on 127.0.0.1 while kubelet and Prometheus reach the pod IP");
   cmd->add_flag("--reuse-port", o.reusePort,
                 "Set SO_REUSEPORT on the listening socket, so several fleetsched processes that all set it share "
@@ -274,6 +275,16 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
       ->transform(dropLeadingEquals, "", "")
       ->check(CLI::Range(0, 100).description(""))
       ->type_name("N")
+      ->capture_default_str();
+  cmd->add_flag("--enable-debug-handlers", o.enableDebugHandlers,
+                "Serve /debug/nodes, /debug/audit and /debug/pods/NAMESPACE/NAME (each pod's last filter and "
+                "prioritize, node by node), on the --probe-listen listener when set, else on --listen; without "
+                "it /debug/* answers 404");
+  cmd->add_option("--debug-decisions", o.debugDecisions,
+                  "With --enable-debug-handlers: pods whose last filter and prioritize /debug/pods keeps, least "
+                  "recently decided evicted first; each costs about 4 bytes per node in the cache (5,000 nodes: "
+                  "20 KB), recorded on the request path, rendered when asked (0: none)")
+      ->check(CLI::Range(0u, 1000000u).description(""))
       ->capture_default_str();
   cmd->footer(
       "Examples:\n"
@@ -372,6 +383,7 @@ int runServe(const ServeOptions& o) {
   metrics.setBeforeRender([&processMetrics] { processMetrics.update(); });
   engine::ServiceOptions serviceOptions;
   serviceOptions.traceEvery = o.traceEvery;
+  serviceOptions.debugDecisions = o.enableDebugHandlers ? o.debugDecisions : 0;
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);
   engine::Server server(loop, serverConfig, service, metrics);
   std::optional<engine::Server> probeServer;
@@ -412,7 +424,20 @@ int runServe(const ServeOptions& o) {
   cache::Reader auditReader(cache);
   // /debug/nodes: what the cache holds, one node a line, for people and scripts.
   cache::Reader nodesReader(cache);
-  server.addGet("/debug/nodes", [&nodesReader](std::string_view, engine::LocalResponse& out) {
+  // /debug/* only with --enable-debug-handlers, on the probe listener when there is one (kept
+  // off the verbs listener), else on the verbs listener; elsewhere a 404 that says why.
+  engine::Server& debugServer = probeServer ? *probeServer : server;
+  const std::string debugOff = o.enableDebugHandlers
+                                   ? "/debug/* is served on --probe-listen " + o.probeListen + "\n"
+                                   : "/debug/* is off: start fleetsched serve with --enable-debug-handlers\n";
+  for (engine::Server* s : {&server, probeServer ? &*probeServer : nullptr}) {
+    if (s == nullptr || (o.enableDebugHandlers && s == &debugServer)) continue;
+    s->addGet("/debug/", [&debugOff](std::string_view, engine::LocalResponse& out) {
+      out.status = 404;
+      out.body = debugOff;
+    });
+  }
+  if (o.enableDebugHandlers) debugServer.addGet("/debug/nodes", [&nodesReader](std::string_view, engine::LocalResponse& out) {
     cache::Snapshot snap = nodesReader.acquire();
     out.body = "NAME\tZONE\tCAPACITY\tGPU_MODEL\tGPUS_FREE/TOTAL\tMILLICPU_FREE\n";
     static constexpr const char* kCapacity[] = {"unknown", "on-demand", "spot", "reserved"};
@@ -426,7 +451,7 @@ int runServe(const ServeOptions& o) {
       out.body.append(std::to_string(n.allocMilliCpu - n.usedMilliCpu)).append("\n");
     });
   });
-  server.addGet("/debug/audit", [&](std::string_view, engine::LocalResponse& out) {
+  if (o.enableDebugHandlers) debugServer.addGet("/debug/audit", [&](std::string_view, engine::LocalResponse& out) {
     out.contentType = "application/json";
     if (!state.lastAudit.empty()) {
       out.body = state.lastAudit;
@@ -437,6 +462,11 @@ int runServe(const ServeOptions& o) {
     engine::auditCache(snap, cache, r);
     out.body = std::move(r.json);
   });
+  if (o.enableDebugHandlers) {
+    debugServer.addGet("/debug/pods/", [&service](std::string_view target, engine::LocalResponse& out) {
+      service.debugPod(target, out);
+    });
+  }
 
   if (int rc = server.listen(); rc != 0) {
     FLOG_ERROR(log::format("listen %s: %s%s", o.listen.c_str(), uv_strerror(rc),

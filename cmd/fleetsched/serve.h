@@ -37,6 +37,9 @@ struct ServeOptions {
   // Logs and explanations (issue 26): klog text or JSON lines, -v levels.
   std::string loggingFormat = "text";  // text | json
   int verbosity = 0;                   // -v: info lines up to this level are written
+  // /debug/* (nodes, audit, pods): off unless enabled; on the probe listener when there is one.
+  bool enableDebugHandlers = false;
+  uint32_t debugDecisions = 256;  // pods whose last decisions /debug/pods keeps (with the handlers on)
 };
 
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& options);

@@ -215,9 +215,69 @@ TEST(ServeProcess, ProbeListenerServesProbesAndMetricsButNoVerbs) {
   for (const char* verb : {"/filter", "/prioritize", "/preempt", "/bind"}) {
     EXPECT_EQ(exchange(probes, "POST", verb, args).rfind("HTTP/1.1 404", 0), 0u) << verb;
   }
-  EXPECT_EQ(exchange(probes, "GET", "/debug/nodes").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(exchange(verbs, "POST", "/filter", args).rfind("HTTP/1.1 200", 0), 0u);
-  EXPECT_EQ(exchange(verbs, "GET", "/debug/nodes").rfind("HTTP/1.1 200", 0), 0u);
+  // /debug/* is off unless enabled, on both listeners, and the answer says how to turn it on.
+  for (uint16_t port : {probes, verbs}) {
+    for (const char* path : {"/debug/nodes", "/debug/audit", "/debug/pods/ml/p"}) {
+      const std::string r = exchange(port, "GET", path);
+      EXPECT_EQ(r.rfind("HTTP/1.1 404", 0), 0u) << path << ": " << r;
+      EXPECT_NE(r.find("--enable-debug-handlers"), std::string::npos) << r;
+    }
+  }
+}
+
+// Issue 26: /debug/* only with --enable-debug-handlers, on the probe listener when there is one
+// (never beside the verbs), else on the verbs listener. /debug/pods shows a pod's last filter
+// node by node; -v=4 logs one line per decision with the reasons by count.
+TEST(ServeProcess, DebugHandlersWhenEnabledExplainDecisions) {
+  const std::string args =
+      R"({"Pod":{"metadata":{"name":"train-0","namespace":"ml","uid":"u1"},"spec":{"containers":[{"name":"c",)"
+      R"("resources":{"requests":{"cpu":"4","nvidia.com/gpu":"2"}}}]}},"NodeNames":[)"
+      R"("ip-10-0-0-10.us-west-2.compute.internal","ip-10-0-1-22.us-west-2.compute.internal"]})";
+  {
+    const auto [verbs, probes] = std::pair{freePort(), freePort()};
+    if (verbs == probes) GTEST_SKIP() << "the kernel handed out one port twice";
+    Proc p;
+    spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(verbs), "--probe-listen=127.0.0.1:" + std::to_string(probes),
+              "--enable-debug-handlers", "--debug-decisions=2", "-v=4"},
+          "debug-probes");
+    waitListening(p, probes);
+    waitListening(p, verbs);
+    EXPECT_EQ(exchange(probes, "GET", "/debug/nodes").rfind("HTTP/1.1 200", 0), 0u);
+    const std::string onVerbs = exchange(verbs, "GET", "/debug/nodes");
+    EXPECT_EQ(onVerbs.rfind("HTTP/1.1 404", 0), 0u) << onVerbs;
+    EXPECT_NE(onVerbs.find("--probe-listen"), std::string::npos) << onVerbs;
+    EXPECT_EQ(exchange(probes, "GET", "/debug/pods/ml/train-0").rfind("HTTP/1.1 404", 0), 0u);
+    EXPECT_EQ(exchange(verbs, "POST", "/filter", args).rfind("HTTP/1.1 200", 0), 0u);
+    const std::string pod = exchange(probes, "GET", "/debug/pods/ml/train-0");
+    EXPECT_EQ(pod.rfind("HTTP/1.1 200", 0), 0u) << pod;
+    EXPECT_NE(pod.find(R"("ip-10-0-0-10.us-west-2.compute.internal":"pass")"), std::string::npos) << pod;
+    EXPECT_NE(pod.find(R"("ip-10-0-1-22.us-west-2.compute.internal":"unresolvable: node is spot capacity)"),
+              std::string::npos)
+        << pod;
+    EXPECT_EQ(exchange(probes, "GET", "/debug/pods/ML/train-0").rfind("HTTP/1.1 400", 0), 0u);
+    EXPECT_EQ(exchange(probes, "GET", "/debug/pods/ml/../../x").rfind("HTTP/1.1 400", 0), 0u);
+    EXPECT_EQ(exchange(probes, "GET", "/debug/pods/ml/nobody").rfind("HTTP/1.1 404", 0), 0u);
+    ::kill(p.pid, SIGTERM);
+    ASSERT_TRUE(p.waitExit(25000));
+    const std::string err = p.err();
+    EXPECT_NE(err.find(R"(] "filter" pod="ml/train-0" uid="u1" nodes=2 kept=1 reasons={"node is spot capacity; )"),
+              std::string::npos)
+        << err;
+  }
+  {
+    // Without --probe-listen: on the verbs listener.
+    const uint16_t verbs = freePort();
+    Proc p;
+    spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(verbs), "--enable-debug-handlers"}, "debug-verbs");
+    waitListening(p, verbs);
+    EXPECT_EQ(exchange(verbs, "GET", "/debug/nodes").rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(exchange(verbs, "POST", "/filter", args).rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(exchange(verbs, "GET", "/debug/pods/ml/train-0").rfind("HTTP/1.1 200", 0), 0u);
+    ::kill(p.pid, SIGTERM);
+    ASSERT_TRUE(p.waitExit(25000));
+    EXPECT_EQ(p.err().find("\"filter\""), std::string::npos) << "a decision line below -v=4";
+  }
 }
 
 // Two listeners on free ports: {verbs, probes}.

@@ -106,7 +106,8 @@ def _extenderChoice(source: str, config: Path | None = None) -> Extender:
     if not os.access(binary, os.X_OK):
         raise pytest.UsageError(f"no fleetsched binary at {binary}: build it "
                                 "(ninja -C build cmd/fleetsched/fleetsched) or set FLEETSCHED_BIN")
-    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler"]
+    argv = [binary, "serve", "--listen", "127.0.0.1:{port}", "--url-prefix", "/scheduler",
+            "--enable-debug-handlers"]  # /debug/nodes and /debug/audit check the accounting
     if source == "files":
         argv += ["--nodes", "{workdir}/nodes.json", "--pods", "{workdir}/pods.json"]
     else:

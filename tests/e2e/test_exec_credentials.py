@@ -51,7 +51,8 @@ def test_exec_plugin_credentials_list_and_watch_after_a_401(binderCluster, tmp_p
     port = freePort()
     log = open(tmp_path / "fleetsched.log", "wb")
     proc = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--kubeconfig", str(kubeconfig),
-                             "--audit-interval", "0"], stdout=log, stderr=subprocess.STDOUT)
+                             "--audit-interval", "0", "--enable-debug-handlers"],
+                            stdout=log, stderr=subprocess.STDOUT)
     started = time.monotonic()
     try:
         def ready():

@@ -123,7 +123,7 @@ def test_sync_and_forced_relist(plane):
     t = time.monotonic()
     plane.startExtender(Extender("fleetsched", [binary, "serve", "--listen", "127.0.0.1:{port}",
                                                 "--kubeconfig", "{workdir}/kubeconfig",
-                                                "--audit-interval", "2"]))
+                                                "--audit-interval", "2", "--enable-debug-handlers"]))
     ready = time.monotonic() - t  # startExtender returns once /readyz answers 200
     fs = Fleetsched(Cluster(plane, "sync"))
     proc = plane.extenderProcess
