@@ -28,7 +28,7 @@ ALLOWED = {
     "capi": ["codec", "plugins", "cache"],
     # (codec's JSON writer for the exec plugin's KUBERNETES_EXEC_INFO: one JSON escaper)
     "apiclient": ["log", "codec/json_writer.h"],
-    # The HTTP reactor: libuv, llhttp and the header-only byte buffer, no JSON.
+    # The HTTP reactor: libuv, llhttp, libssl and the header-only byte buffer, no JSON.
     "engine/reactor": ["log", "codec/buffer.h"],
     # The extender verbs; ingestion is reached through service/binder.h, never included.
     "engine/service": ["log", "codec", "plugins", "cache", "engine/reactor"],

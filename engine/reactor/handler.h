@@ -26,6 +26,9 @@ struct ExtenderRequest {
   // kube-scheduler expects) and JSON body (a codec::Buffer: encoders grow it without zero-filling).
   int status = 200;
   codec::Buffer response;
+  // Set by the reactor: the request came over TLS with a client certificate that verified
+  // against the listener's client CA (ServerConfig::tls). Always false on a plain listener.
+  bool peerVerified = false;
 
   // Answering later (bind waits for kube-apiserver): during handleBatch the handler sets
   // `deferred`, keeps the pointer, and later — on the reactor thread — fills status/response

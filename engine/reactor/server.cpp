@@ -34,9 +34,12 @@ Server::Impl::Impl(uv_loop_t* l, ServerConfig c, BatchHandler& h, Metrics& m)
     latency[i] = &m.histogram("http_request_duration_seconds",
                               "Extender verb latency: first byte read to response queued",
                               with("verb", kRouteNames[i]));
-  for (size_t i = 0; i < kErrorKindCount; ++i)
+  for (size_t i = 0; i < kErrorKindCount; ++i) {
+    if (i >= kTlsHandshake && !config.tls) continue;  // never counted on a plain listener
     errors[i] = &m.counter("http_errors_total", "HTTP framing, limit and transport errors by kind",
                            with("kind", kErrorNames[i]));
+  }
+  if (config.tls) tlsPlain.reset(new char[kTlsPlainBytes]);
   readPhase = &m.histogram("http_read_seconds", "Time framing one read (parse + route)", with("", ""));
   writePhase =
       &m.histogram("http_write_seconds", "Time serialising and writing one turn's responses", with("", ""));
@@ -99,6 +102,15 @@ void Server::Impl::accept() {
   ++total;
   accepted->inc();
   c->idleSinceMs = c->writeProgressMs = uv_now(loop);
+  if (config.tls) {
+    c->tls = std::make_unique<TlsSession>(*config.tls);
+    // No 503 without a handshake: an extra TLS connection, or one OpenSSL cannot serve, is closed.
+    if (!c->tls->ok() || active >= config.maxConnections) {
+      errors[kTooManyConnections]->inc();
+      c->rejected = true;
+      return closeNow(c);
+    }
+  }
   if (active >= config.maxConnections) {
     c->rejected = true;
     queueError(c, 503, kTooManyConnections, "too many connections\n");
@@ -168,6 +180,11 @@ void Server::Impl::onConnClosed(uv_handle_t* h) {
 // closes, so a client still sending its (rejected) body sees our response instead of a reset.
 void Server::Impl::finishDrain(Connection* c) {
   if (c->eof) return closeNow(c);
+  if (c->tls) {
+    c->tls->closeNotify();  // established sessions only; queued before the FIN
+    flushTls(c);
+    if (c->state == ConnState::kClosing) return;
+  }
   c->state = ConnState::kLingering;
   if (uv_shutdown(&c->shutdownReq, reinterpret_cast<uv_stream_t*>(&c->tcp), [](uv_shutdown_t*, int) {}) !=
       0)
@@ -213,6 +230,7 @@ uint64_t Server::Impl::deadline(const Connection* c) const {
       break;
   }
   if (c->pendingWrites > 0) return c->writeProgressMs + config.idleTimeoutMs;
+  if (c->tls && !c->tls->established()) return c->idleSinceMs + config.headerTimeoutMs;  // the handshake
   switch (c->parser.phase()) {
     case RequestParser::Phase::kHeaders:
       return c->requestStartMs + config.headerTimeoutMs;
@@ -258,6 +276,10 @@ void Server::Impl::expire(Connection* c) {
     case RequestParser::Phase::kBody:
       return queueError(c, 408, kBodyTimeout, "timed out reading request body\n");
     case RequestParser::Phase::kIdle:
+      if (c->tls && !c->tls->established()) {  // nothing can be answered before the handshake
+        errors[kTlsHandshake]->inc();
+        return closeNow(c);
+      }
       if (!c->anyByte) {  // never said a word: no answer, no lingering
         errors[kFirstByteTimeout]->inc();
         return closeNow(c);

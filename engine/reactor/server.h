@@ -38,6 +38,8 @@
 
 namespace fleetsched::engine {
 
+class TlsContext;  // engine/reactor/tls.h
+
 constexpr size_t kDefaultMaxHeaderBytes = 64 * 1024;
 // A filter request carrying 5,000 full Node objects (nodeCacheCapable: false) is ~60 MiB.
 constexpr size_t kDefaultMaxBodyBytes = 128u << 20;
@@ -82,6 +84,11 @@ struct ServerConfig {
   // Added to every server metric series, e.g. {{"reactor", "1"}}: reactors sharing one Metrics
   // registry need distinct labels (a series has one writer thread).
   Labels metricLabels;
+  // HTTPS (TlsContext::load): every connection is TLS, plain HTTP gets a 400 and is closed. With
+  // a client CA, a handshake without a client certificate that chains to it fails, and each
+  // extender request says so in ExtenderRequest::peerVerified. The handshake must finish within
+  // headerTimeoutMs of accept. null: plain HTTP.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 // A GET endpoint registered with Server::addGet (e.g. /debug/...).

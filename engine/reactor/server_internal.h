@@ -27,6 +27,7 @@
 #include "engine/reactor/request_parser.h"
 #include "engine/reactor/router.h"
 #include "engine/reactor/server.h"
+#include "engine/reactor/tls.h"
 
 namespace fleetsched::engine {
 
@@ -51,6 +52,14 @@ constexpr uint32_t kMaxPipelinedCap = 256;  // keeps one flush within IOV_MAX bu
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kText = "text/plain; charset=utf-8";
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// TLS: plaintext is decrypted into a buffer of this size shared by the loop's connections;
+// responses up to kTlsCoalesceBytes are gathered into one record.
+constexpr size_t kTlsPlainBytes = 64 * 1024;
+constexpr size_t kTlsCoalesceBytes = 16 * 1024;
+// Answered, in plaintext, to an HTTP request sent to the TLS port (as Go's net/http does).
+constexpr std::string_view kPlainHttpToTls =
+    "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    "Client sent an HTTP request to an HTTPS server.\n";
 
 // Label values of fleetsched_http_requests_total.
 enum RouteLabel : uint8_t {
@@ -78,13 +87,15 @@ enum ErrorKind : uint8_t {
   kWriteTimeout,
   kFirstByteTimeout,
   kTooManyFromClient,
+  kTlsHandshake,  // TLS listeners only: a handshake failed or timed out
+  kTlsError,      // TLS listeners only: a record could not be read or written after the handshake
   kErrorKindCount
 };
 constexpr std::string_view kErrorNames[kErrorKindCount] = {
     "bad_request",        "header_too_large",  "body_too_large",       "header_timeout",
     "body_timeout",       "idle_timeout",      "too_many_connections", "not_found",
     "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout",
-    "first_byte_timeout", "too_many_from_client"};
+    "first_byte_timeout", "too_many_from_client", "tls_handshake",        "tls_error"};
 
 inline std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -201,6 +212,7 @@ struct Connection {
   uint64_t idleSinceMs = 0;
   uint64_t writeProgressMs = 0;
   uint64_t lingerUntilMs = 0;
+  std::unique_ptr<TlsSession> tls;  // a TLS listener's connection; null: plain HTTP
 
   explicit Connection(RequestLimits limits) : parser(limits) {}
 };
@@ -237,6 +249,8 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Slot>> orphans;
   std::atomic<size_t> deferredCount{0};  // waiting for complete(); read from any thread
   std::unique_ptr<char[]> readBuf{new char[kReadBufferBytes]};
+  std::unique_ptr<char[]> tlsPlain;  // kTlsPlainBytes, on TLS listeners only
+  std::string tlsGather;             // small responses gathered into one TLS record
   std::string metricsText;  // /metrics rendered here, then copied into its slot
   uint64_t readNs = 0;
 
@@ -277,6 +291,8 @@ struct Server::Impl {
   static void onRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
   void onEof(Connection* c, int err);
   void consume(Connection* c, const char* data, size_t len, uint64_t nowNs);
+  void readTls(Connection* c, const char* data, size_t len);  // ciphertext in, plaintext to consume
+  void failTls(Connection* c);
   Slot& nextSlot(Connection* c);
   void dispatch(Connection* c);
   void queueError(Connection* c, int status, ErrorKind kind, std::string_view msg);
@@ -294,6 +310,9 @@ struct Server::Impl {
   void flush(Connection* c);
   void writeRaw(Connection* c, std::string_view data);
   void writeBufs(Connection* c, uv_buf_t* bufs, size_t n, size_t total);
+  void writeSocket(Connection* c, uv_buf_t* bufs, size_t n, size_t total);  // bytes as they are
+  void writeTls(Connection* c, uv_buf_t* bufs, size_t n, size_t total);     // encrypted first
+  void flushTls(Connection* c);  // the session's pending ciphertext to the socket
   static void onWrite(uv_write_t* req, int status);
   void afterFlush(Connection* c);
   bool writeBacklogged(const Connection* c) const;

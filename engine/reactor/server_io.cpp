@@ -17,6 +17,10 @@ namespace fleetsched::engine {
 void Server::Impl::onAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* c = static_cast<Connection*>(h->data);
   Impl* self = c->server;
+  if (c->tls) {  // ciphertext: into the shared buffer, decrypted from there (readTls)
+    *buf = uv_buf_init(self->readBuf.get(), kReadBufferBytes);
+    return;
+  }
   // Inside a Content-Length body: read straight into the request's padded body buffer, where
   // the parser counts the bytes instead of copying them out of the shared buffer (a 215 KB
   // NodeNames body was a 215 KB memmove). Never past the body's end, so the next pipelined
@@ -50,6 +54,7 @@ void Server::Impl::onRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   self->bytesIn->inc(static_cast<uint64_t>(nread));
   c->anyByte = true;
   if (c->state != ConnState::kOpen) return;  // lingering: discard
+  if (c->tls) return self->readTls(c, buf->base, static_cast<size_t>(nread));
   self->readNs = uv_hrtime();
   self->consume(c, buf->base, static_cast<size_t>(nread), self->readNs);
   self->updateReading(c);
@@ -67,6 +72,54 @@ void Server::Impl::onEof(Connection* c, int err) {
   // Half-closed: answer what was asked, then close.
   c->state = ConnState::kDraining;
   if (c->used == 0 && c->pendingWrites == 0) closeNow(c);
+}
+
+// TLS: ciphertext into the session, every complete record's plaintext to consume(), then what
+// the session has to say (handshake messages, alerts) to the socket.
+void Server::Impl::readTls(Connection* c, const char* data, size_t len) {
+  readNs = uv_hrtime();
+  TlsSession& t = *c->tls;
+  t.receive(data, len);
+  while (c->state == ConnState::kOpen) {
+    const ssize_t n = t.read(tlsPlain.get(), kTlsPlainBytes);
+    if (n > 0) {
+      consume(c, tlsPlain.get(), static_cast<size_t>(n), readNs);
+      continue;
+    }
+    if (n == TlsSession::kNeedMore) break;
+    if (n == TlsSession::kClosed) {  // close_notify: the client's end of input, as a FIN is
+      flushTls(c);
+      if (c->state != ConnState::kClosing) onEof(c, UV_EOF);
+      return;
+    }
+    return failTls(c);
+  }
+  flushTls(c);
+  if (c->state == ConnState::kClosing) return;
+  updateReading(c);
+  rearm(c);
+  readPhase->observeNanos(uv_hrtime() - readNs);
+}
+
+// A handshake or record failure: the alert OpenSSL wrote (or, to a plain HTTP client, a
+// plaintext 400) goes out, then the FIN; nothing more is read or answered on the connection.
+void Server::Impl::failTls(Connection* c) {
+  TlsSession& t = *c->tls;
+  errors[t.established() ? kTlsError : kTlsHandshake]->inc();
+  if (t.plainHttp()) {
+    uv_buf_t b = uv_buf_init(const_cast<char*>(kPlainHttpToTls.data()), static_cast<unsigned>(kPlainHttpToTls.size()));
+    writeSocket(c, &b, 1, kPlainHttpToTls.size());
+  } else {
+    flushTls(c);
+  }
+  if (c->state == ConnState::kClosing) return;
+  c->stash.clear();
+  // Answers still owed (a deferred bind) can no longer be sent: orphan them now.
+  if (c->used > 0) return closeNow(c);
+  c->state = ConnState::kDraining;
+  updateReading(c);
+  if (c->pendingWrites == 0) return finishDrain(c);
+  rearm(c);
 }
 
 void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t nowNs) {
@@ -156,6 +209,7 @@ void Server::Impl::dispatch(Connection* c) {
       std::swap(s.body, p.body());
       s.req.verb = m.verb;
       s.req.body = s.body.view();
+      s.req.peerVerified = c->tls != nullptr && c->tls->peerVerified();
       s.contentType = kJson;
       requests[s.verb]->inc();
       return;
@@ -370,9 +424,41 @@ void Server::Impl::writeRaw(Connection* c, std::string_view data) {
   writeBufs(c, &b, 1, data.size());
 }
 
-// Tries to write everything now; whatever the socket does not take is copied and queued.
 void Server::Impl::writeBufs(Connection* c, uv_buf_t* bufs, size_t n, size_t total) {
   bytesOut->inc(total);
+  if (c->tls) return writeTls(c, bufs, n, total);
+  writeSocket(c, bufs, n, total);
+}
+
+// Encrypts the buffers (small responses gathered into one record), then writes the records.
+void Server::Impl::writeTls(Connection* c, uv_buf_t* bufs, size_t n, size_t total) {
+  TlsSession& t = *c->tls;
+  bool ok = true;
+  if (n > 1 && total <= kTlsCoalesceBytes) {
+    tlsGather.clear();
+    for (size_t i = 0; i < n; ++i) tlsGather.append(bufs[i].base, bufs[i].len);
+    ok = t.write(tlsGather.data(), tlsGather.size());
+  } else {
+    for (size_t i = 0; i < n && ok; ++i)
+      if (bufs[i].len > 0) ok = t.write(bufs[i].base, bufs[i].len);
+  }
+  if (!ok) {
+    errors[kTlsError]->inc();
+    return closeNow(c);
+  }
+  flushTls(c);
+}
+
+void Server::Impl::flushTls(Connection* c) {
+  std::string_view out = c->tls->pendingOutput();
+  if (out.empty() || c->state == ConnState::kClosing) return;
+  uv_buf_t b = uv_buf_init(const_cast<char*>(out.data()), static_cast<unsigned>(out.size()));
+  writeSocket(c, &b, 1, out.size());  // copies what the socket does not take at once
+  c->tls->discardOutput();
+}
+
+// Tries to write everything now; whatever the socket does not take is copied and queued.
+void Server::Impl::writeSocket(Connection* c, uv_buf_t* bufs, size_t n, size_t total) {
   auto* s = reinterpret_cast<uv_stream_t*>(&c->tcp);
   size_t written = 0;
   if (c->pendingWrites == 0) {
