@@ -308,7 +308,7 @@ void ExtenderService::filter(ExtenderRequest& req, const cache::Snapshot& snap) 
   if (!decodeArgs(req, snap)) return;
   const uint64_t parsed = uv_hrtime();
 
-  remember(args_.pod);
+  remember(args_.pod, req.peerVerified);
   const plugins::Profile& profile = config_.profileFor(args_.pod);
   if (args_.mode() == codec::NodesMode::NodeNames) {
     filterByCodes(profile, snap);
@@ -549,12 +549,16 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
   trace(req, preemptArgs_.pod, t0, parsed, decided, uv_hrtime());
 }
 
-void ExtenderService::remember(const codec::Pod& pod) {
+void ExtenderService::remember(const codec::Pod& pod, bool peerVerified) {
   if (binder_ == nullptr || pod.uid.empty()) return;
   std::string uid(pod.uid);
   auto it = remembered_.find(uid);
   if (it != remembered_.end()) {
-    it->second->assign(pod);  // the pod may have changed since
+    // An unverified filter never replaces what a verified one remembered (the pod's
+    // annotations choose its GPUs) when binds need a verified filter.
+    if (options_.bindNeedsVerifiedFilter && !peerVerified && it->second.peerVerified) return;
+    it->second.pod->assign(pod);  // the pod may have changed since
+    it->second.peerVerified = peerVerified;
     return;
   }
   if (remembered_.size() >= kRememberedPods) {
@@ -562,7 +566,7 @@ void ExtenderService::remember(const codec::Pod& pod) {
     rememberedOrder_.pop_front();
   }
   rememberedOrder_.push_back(uid);
-  remembered_.emplace(std::move(uid), std::make_unique<OwnedPod>(pod));
+  remembered_.emplace(std::move(uid), RememberedPod{std::make_unique<OwnedPod>(pod), peerVerified});
 }
 
 bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
@@ -593,11 +597,17 @@ bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
 std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w) {
   const codec::BindingArgs& a = bindArgs_;
   std::string who = std::string(a.podNamespace) + "/" + std::string(a.podName);
+  if (options_.bindNeedsVerifiedFilter && !req.peerVerified) {
+    return "bind refused for pod " + who + ": the request did not come with a verified client certificate";
+  }
   auto it = remembered_.find(std::string(a.podUid));
   if (it == remembered_.end()) {
     return "pod " + who + " was not filtered by fleetsched, so it cannot choose its GPUs; retrying will filter it";
   }
-  const codec::Pod& pod = it->second->pod();
+  if (options_.bindNeedsVerifiedFilter && !it->second.peerVerified) {
+    return "bind refused for pod " + who + ": no filter with a verified client certificate asked about it";
+  }
+  const codec::Pod& pod = it->second.pod->pod();
   cache::Placement placed;
   std::string refused = cache::reserveOnNode(config_.profileFor(pod), cache_.interpretation(), pod, snap, w, a.node,
                                              kReservationTtl, state_, scratch_, statuses_, placed);

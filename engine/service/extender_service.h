@@ -21,7 +21,9 @@
 // posts the Binding (carrying the fleetsched.io/gpu-index annotation) from the ingestion
 // thread; the reply is deferred until kube-apiserver answers. A failed Binding releases the
 // reservation; otherwise the watch event showing the pod bound confirms it. Without
-// enableBinding the verb answers an Error saying how to enable it. Bind and preempt need the
+// enableBinding the verb answers an Error saying how to enable it. With
+// ServiceOptions::bindNeedsVerifiedFilter, a bind (and the filter that remembered its pod) must
+// have come over a TLS connection whose client certificate verified, or it is refused. Bind and preempt need the
 // cache's writer lock and never wait for it on the reactor (see withWriter).
 //
 // Everything runs on the reactor thread.
@@ -61,6 +63,11 @@ struct ServiceOptions {
   uint32_t traceEvery = 0;
   // Keep the last filter and prioritize decision of this many pods for debugPod (0: none).
   size_t debugDecisions = 0;
+  // Bind only a pod whose last filter came over a connection whose client certificate verified
+  // (ExtenderRequest::peerVerified: `serve --client-ca-file`), and only on such a connection.
+  // Pod UIDs are readable by anyone who can list pods: without this, whoever reaches the port
+  // could filter and then bind any pod with fleetsched's credentials.
+  bool bindNeedsVerifiedFilter = false;
 };
 
 class ExtenderService : public BatchHandler {
@@ -127,7 +134,7 @@ class ExtenderService : public BatchHandler {
   // NodeNames mode: the filter reply from names_ and the verdicts (codec::encodeNodeNamesFilter).
   void encodeNodeNamesFilter(codec::Buffer& out);
   void badRequest(ExtenderRequest& req);
-  void remember(const codec::Pod& pod);
+  void remember(const codec::Pod& pod, bool peerVerified);
   // Reserves and posts the Binding; returns an error text when it cannot start.
   std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
   // At -v=4 a line per decision, and the record for debugPod: both off cost one branch.
@@ -146,8 +153,13 @@ class ExtenderService : public BatchHandler {
   ServiceOptions options_;
   Binder* binder_ = nullptr;
   std::function<bool()> readyCheck_;
-  // Pods seen by filter/prioritize while binding is on, by UID, oldest evicted first.
-  std::unordered_map<std::string, std::unique_ptr<OwnedPod>> remembered_;
+  // Pods seen by filter while binding is on, by UID, oldest evicted first; with the channel of
+  // the filter that remembered each (ExtenderRequest::peerVerified).
+  struct RememberedPod {
+    std::unique_ptr<OwnedPod> pod;
+    bool peerVerified = false;
+  };
+  std::unordered_map<std::string, RememberedPod> remembered_;
   std::deque<std::string> rememberedOrder_;
   struct WriterWork {
     ExtenderRequest* req;      // a deferred bind or preempt, or

@@ -872,3 +872,98 @@ TEST_F(FastPathTest, FailedMapsMatchGoForOddNames) {
 
 }  // namespace
 }  // namespace fleetsched::engine
+
+namespace fleetsched::engine {
+namespace {
+
+// Records Bindings and answers each at once, as a kube-apiserver that accepts them would.
+class RecordingBinder : public Binder {
+ public:
+  void postBinding(BindingRequest req, std::function<void(std::string error)> done) override {
+    posted.push_back(std::move(req));
+    done("");
+  }
+  void afterIngestTurn(std::function<void()> fn) override { fn(); }
+  std::vector<BindingRequest> posted;
+};
+
+// Issue 26, defect 1: with `serve --client-ca-file`, a bind must come over a connection whose
+// client certificate verified, for a pod such a connection filtered; pod UIDs alone are
+// readable by anyone who can list pods.
+class VerifiedBindTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cache::loadClusterFiles(cache_, dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json", error))
+        << error;
+  }
+  static Answer call(ExtenderService& service, Verb verb, const std::string& body, bool verified) {
+    std::string padded = body;
+    padded.append(kBodyPadding, '\0');
+    ExtenderRequest req;
+    req.verb = verb;
+    req.body = std::string_view(padded.data(), body.size());
+    req.peerVerified = verified;
+    req.complete = [](ExtenderRequest*) {};
+    ExtenderRequest* batch[] = {&req};
+    service.handleBatch(batch);
+    return {req.status, req.response.str()};
+  }
+  static std::string filterBody(const std::string& uid, const std::string& cpu = "100m") {
+    return R"({"Pod":{"metadata":{"name":"p-)" + uid + R"(","namespace":"ml","uid":")" + uid +
+           R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":")" + cpu +
+           R"("}}}]}},"Nodes":null,"NodeNames":["gpu-a","gpu-b"]})";
+  }
+  static std::string bindBody(const std::string& uid) {
+    return R"({"PodName":"p-)" + uid + R"(","PodNamespace":"ml","PodUID":")" + uid + R"(","Node":"gpu-a"})";
+  }
+
+  cache::Cache cache_;
+  plugins::Config config_ = plugins::defaultConfig();
+  Metrics metrics_;
+  RecordingBinder binder_;
+};
+
+TEST_F(VerifiedBindTest, BindNeedsAVerifiedFilterAndAVerifiedBind) {
+  ServiceOptions options;
+  options.bindNeedsVerifiedFilter = true;
+  ExtenderService service(cache_, config_, metrics_, options);
+  service.enableBinding(&binder_);
+
+  // A filter without a verified certificate does not make its pod bindable.
+  ASSERT_EQ(call(service, Verb::Filter, filterBody("u-anon"), false).status, 200);
+  Answer a = call(service, Verb::Bind, bindBody("u-anon"), true);
+  EXPECT_NE(a.body.find("no filter with a verified client certificate"), std::string::npos) << a.body;
+  // A verified filter's pod, bound without a verified certificate.
+  ASSERT_EQ(call(service, Verb::Filter, filterBody("u-ok"), true).status, 200);
+  a = call(service, Verb::Bind, bindBody("u-ok"), false);
+  EXPECT_NE(a.body.find("did not come with a verified client certificate"), std::string::npos) << a.body;
+  EXPECT_TRUE(binder_.posted.empty());
+
+  // An unverified filter of the same UID changes nothing; the verified bind goes through.
+  ASSERT_EQ(call(service, Verb::Filter, filterBody("u-ok", "500"), false).status, 200);
+  a = call(service, Verb::Bind, bindBody("u-ok"), true);
+  EXPECT_EQ(a.body, R"({"Error":""})");
+  ASSERT_EQ(binder_.posted.size(), 1u);
+  EXPECT_EQ(binder_.posted[0].podUid, "u-ok");
+  EXPECT_EQ(binder_.posted[0].node, "gpu-a");
+
+  // A pod first filtered without, then with a verified certificate is bindable.
+  ASSERT_EQ(call(service, Verb::Filter, filterBody("u-anon"), true).status, 200);
+  EXPECT_EQ(call(service, Verb::Bind, bindBody("u-anon"), true).body, R"({"Error":""})");
+  EXPECT_EQ(binder_.posted.size(), 2u);
+}
+
+TEST_F(VerifiedBindTest, WithoutClientAuthenticationBindIsUnchanged) {
+  ExtenderService service(cache_, config_, metrics_);
+  service.enableBinding(&binder_);
+  ASSERT_EQ(call(service, Verb::Filter, filterBody("u-1"), false).status, 200);
+  EXPECT_EQ(call(service, Verb::Bind, bindBody("u-1"), false).body, R"({"Error":""})");
+  ASSERT_EQ(binder_.posted.size(), 1u);
+  // Never filtered: refused as before.
+  Answer a = call(service, Verb::Bind, bindBody("u-2"), false);
+  EXPECT_NE(a.body.find("was not filtered by fleetsched"), std::string::npos) << a.body;
+}
+
+}  // namespace
+}  // namespace fleetsched::engine
