@@ -19,6 +19,7 @@
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/process_metrics.h"
 #include "engine/reactor/server.h"
+#include "engine/reactor/tls.h"
 #include "engine/service/extender_service.h"
 #include "log/log.h"
 #include "plugins/config.h"
@@ -215,6 +216,14 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                 "Set SO_REUSEPORT on the listening socket, so several fleetsched processes that all set it share "
                 "the port (without it a second process on a port in use fails to start)");
   cmd->add_option("--url-prefix", o.urlPrefix, "Path prefix of the verbs: PREFIX/filter, PREFIX/prioritize, ...");
+  cmd->add_option("--tls-cert-file", o.tlsCertFile,
+                  "Serve HTTPS on --listen with this PEM certificate (then any intermediates); needs "
+                  "--tls-private-key-file. The probe listener stays plain HTTP");
+  cmd->add_option("--tls-private-key-file", o.tlsPrivateKeyFile, "PEM private key of --tls-cert-file");
+  cmd->add_option("--client-ca-file", o.clientCaFile,
+                  "With --tls-cert-file: every connection must present a client certificate that chains to a CA "
+                  "in this PEM file (kube-scheduler's extender tlsConfig certFile/keyFile), or its handshake "
+                  "fails; bind then accepts only pods that such a connection filtered");
   cmd->add_option("--config", o.configFile, "FleetschedConfiguration YAML (default: the built-in default profile)");
   cmd->add_option("--nodes", o.nodesFile, "Nodes from a file (`kubectl get nodes -o json`), reloaded on SIGHUP");
   cmd->add_option("--pods", o.podsFile, "Bound pods from a file (`kubectl get pods -A -o json`), reloaded on SIGHUP");
@@ -329,6 +338,21 @@ int runServe(const ServeOptions& o) {
   }
   if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
   if (o.maxConnections != 0) serverConfig.maxConnections = o.maxConnections;
+  // HTTPS on the verbs listener only (probeConfig is a copy taken before).
+  if (!o.tlsCertFile.empty() || !o.tlsPrivateKeyFile.empty() || !o.clientCaFile.empty()) {
+    if (o.tlsCertFile.empty() || o.tlsPrivateKeyFile.empty()) {
+      FLOG_ERROR(o.tlsCertFile.empty() && o.tlsPrivateKeyFile.empty()
+                     ? "--client-ca-file needs --tls-cert-file and --tls-private-key-file"
+                     : "--tls-cert-file and --tls-private-key-file go together: give both");
+      return 1;
+    }
+    std::string tlsError;
+    serverConfig.tls = engine::TlsContext::load({o.tlsCertFile, o.tlsPrivateKeyFile, o.clientCaFile}, tlsError);
+    if (!serverConfig.tls) {
+      FLOG_ERROR(log::format("TLS: %s", tlsError.c_str()));
+      return 1;
+    }
+  }
 
   const bool watch = !o.kubeconfig.empty() || o.inCluster;
   const bool files = !o.nodesFile.empty() || !o.podsFile.empty();
@@ -384,6 +408,7 @@ int runServe(const ServeOptions& o) {
   engine::ServiceOptions serviceOptions;
   serviceOptions.traceEvery = o.traceEvery;
   serviceOptions.debugDecisions = o.enableDebugHandlers ? o.debugDecisions : 0;
+  serviceOptions.bindNeedsVerifiedFilter = !o.clientCaFile.empty();
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);
   engine::Server server(loop, serverConfig, service, metrics);
   std::optional<engine::Server> probeServer;
@@ -525,8 +550,9 @@ int runServe(const ServeOptions& o) {
         signum);
   }
 
-  FLOG_INFO(log::format("fleetsched %s: serving on http://%s:%u%s with %zu profile(s), scheduling against %s",
-                        "serve", serverConfig.host.c_str(), server.port(), serverConfig.urlPrefix.c_str(),
+  FLOG_INFO(log::format("fleetsched %s: serving on %s://%s:%u%s%s with %zu profile(s), scheduling against %s",
+                        "serve", serverConfig.tls ? "https" : "http", serverConfig.host.c_str(), server.port(),
+                        serverConfig.urlPrefix.c_str(), o.clientCaFile.empty() ? "" : " (client certificates required)",
                         config->profiles().size(), source.c_str()));
   if (probeServer) {
     FLOG_INFO(log::format("fleetsched serve: probes and metrics on http://%s:%u", probeConfig.host.c_str(),

@@ -13,6 +13,11 @@ struct ServeOptions {
   std::string probeListen;  // HOST:PORT of a second listener for /healthz, /readyz, /metrics; empty: none
   bool reusePort = false;  // SO_REUSEPORT: share the port with other processes that set it too
   std::string urlPrefix;
+  // HTTPS on --listen (the probe listener stays plain): server certificate and key (PEM), and the
+  // CA that every client certificate must chain to (empty: none asked for).
+  std::string tlsCertFile;
+  std::string tlsPrivateKeyFile;
+  std::string clientCaFile;
   std::string configFile;
   std::string nodesFile;
   std::string podsFile;

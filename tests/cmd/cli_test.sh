@@ -114,6 +114,24 @@ for v in -v=4 --v=4 "-v 4" -v4; do
   [[ "$err" =~ ^\{\"ts\":[0-9]+\.[0-9]{6},\"caller\":\"serve\.cpp:[0-9]+\",\"msg\":\" ]] ||
     fail "serve --logging-format=json $v: not a JSON line: $err"
 done
+# HTTPS flags: refused at start-up, before listening, with the reason.
+run 1 serve --listen 127.0.0.1:0 --tls-cert-file "$tmp/missing.crt"
+has "$err" "--tls-cert-file and --tls-private-key-file go together" "serve with a certificate and no key"
+run 1 serve --listen 127.0.0.1:0 --client-ca-file "$tmp/missing-ca.crt"
+has "$err" "--client-ca-file needs --tls-cert-file" "serve with a client CA and no certificate"
+run 1 serve --listen 127.0.0.1:0 --tls-cert-file "$tmp/missing.crt" --tls-private-key-file "$tmp/missing.key"
+has "$err" "missing.crt: cannot read" "serve with an unreadable certificate"
+if command -v openssl >/dev/null; then
+  for n in a b; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$n" -days 1 \
+      -keyout "$tmp/$n.key" -out "$tmp/$n.crt" 2>/dev/null || fail "openssl req"
+  done
+  run 1 serve --listen 127.0.0.1:0 --tls-cert-file "$tmp/a.crt" --tls-private-key-file "$tmp/b.key"
+  has "$err" "b.key does not match certificate file" "serve with a key of another certificate"
+  run 1 serve --listen 127.0.0.1:0 --tls-cert-file "$tmp/a.crt" --tls-private-key-file "$tmp/a.key" \
+    --client-ca-file "$tmp/a.key"
+  has "$err" "a.key: no PEM certificate" "serve with a client CA file holding no certificate"
+fi
 
 # --- success ------------------------------------------------------------------------------------
 run 0 gen-fleet -q -o "$tmp/corpus" -n 3 -p 2
