@@ -200,15 +200,38 @@ def httpGetOk(url: str, token: str | None = None, timeout: float = 2.0) -> bool:
 
 
 @dataclass
+class ExtenderTls:
+    """kube-scheduler's extender tlsConfig: its client certificate and key, and the CA that
+    signed the extender's serving certificate (then `enableHTTPS: true`, an https urlPrefix)."""
+    certFile: str
+    keyFile: str
+    caFile: str
+    serverName: str = ""
+
+
+@dataclass
 class Extender:
     """How kube-scheduler reaches the extender, and how the harness starts it."""
     name: str
-    argv: list[str]  # {port} and {workdir} are substituted
+    argv: list[str]  # {port}, {probePort} and {workdir} are substituted
     urlPrefix: str = "/scheduler"
     healthPath: str = "/readyz"  # fleetsched: ready once its node source is loaded
     port: int = 0
     # False: kube-scheduler sends whole Node objects (the Go seed extender's mode).
     nodeCacheCapable: bool = True
+    # A free port for `--probe-listen` when the argv names {probePort}; health checks go there.
+    probePort: int = 0
+    tls: ExtenderTls | None = None
+
+    def substitute(self, workdir: Path) -> list[str]:
+        if any("{probePort}" in a for a in self.argv) and not self.probePort:
+            self.probePort = freePort()
+        return [a.format(port=self.port, probePort=self.probePort, workdir=workdir) for a in self.argv]
+
+    def healthUrl(self) -> str:
+        """Plain HTTP: the probe listener when there is one, else the verbs port (which
+        must then be plain too)."""
+        return f"http://127.0.0.1:{self.probePort or self.port}{self.healthPath}"
 
 
 @dataclass
@@ -403,10 +426,11 @@ class ControlPlane:
 
     def _startExtender(self, extender: Extender) -> None:
         extender.port = freePort()
-        argv = [a.format(port=extender.port, workdir=self.workdir) for a in extender.argv]
+        extender.probePort = 0
+        argv = extender.substitute(self.workdir)
         proc = self._spawn(extender.name, argv)
         waitFor(f"{extender.name} {extender.healthPath}",
-                lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
+                lambda: httpGetOk(extender.healthUrl()),
                 timeout=30, process=proc)
         self.extender, self.extenderProcess = extender, proc
 
@@ -421,6 +445,12 @@ class ControlPlane:
         self.schedulerPort = freePort()
         config = self.workdir / "scheduler.yaml"
         binderVerbs = "  preemptVerb: preempt\n  bindVerb: bind\n" if binder else ""
+        tls = self.extender.tls if self.extender is not None else None
+        scheme = "https" if tls is not None else "http"
+        https = "  enableHTTPS: false\n" if tls is None else (
+            "  enableHTTPS: true\n  tlsConfig:\n"
+            f"    certFile: {tls.certFile}\n    keyFile: {tls.keyFile}\n    caFile: {tls.caFile}\n"
+            + (f"    serverName: {tls.serverName}\n" if tls.serverName else ""))
         config.write_text(f"""\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -435,12 +465,11 @@ profiles:
 - schedulerName: default-scheduler
 """ + profile + ("" if self.extender is None else f"""\
 extenders:
-- urlPrefix: "http://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
+- urlPrefix: "{scheme}://127.0.0.1:{self.extender.port}{self.extender.urlPrefix}"
   filterVerb: filter
   prioritizeVerb: prioritize
 {binderVerbs}  weight: {extenderWeight}
-  enableHTTPS: false
-  nodeCacheCapable: {str(self.extender.nodeCacheCapable).lower()}
+{https}  nodeCacheCapable: {str(self.extender.nodeCacheCapable).lower()}
   httpTimeout: 5s
   ignorable: false
 """ + ("" if managedResource is None else f"""\
@@ -494,12 +523,12 @@ extenders:
         old, extender = self.extenderProcess, self.extender
         if old.alive():
             old.stop()
-        argv = [a.format(port=extender.port, workdir=self.workdir) for a in extender.argv]
+        argv = extender.substitute(self.workdir)
         proc = self._spawn(extender.name, argv)
         self._replace(old, proc)
         self.extenderProcess = proc
         waitFor(f"{extender.name} {extender.healthPath} after restart",
-                lambda: httpGetOk(f"http://127.0.0.1:{extender.port}{extender.healthPath}"),
+                lambda: httpGetOk(extender.healthUrl()),
                 timeout=30, process=proc)
 
     def killScheduler(self) -> None:

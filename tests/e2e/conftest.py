@@ -203,7 +203,7 @@ class Cluster:
 
     def metric(self, name: str, **labels) -> float:
         """Sum of a fleetsched_ metric's samples whose labels include `labels`."""
-        port = self.plane.extender.port
+        port = self.plane.extender.probePort or self.plane.extender.port
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             text = resp.read().decode()
         total = 0.0
