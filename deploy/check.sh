@@ -92,8 +92,25 @@ done
 "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
   --set serviceMonitor.enabled=true --set mode=plugin --set replicaCount=3 \
   --set 'plugin.disabledScorePlugins={*}' >"$out/chart-plugin-options.yaml"
+# Standalone over HTTPS with client certificates (server.tls). kube-scheduler loads the extender's
+# tlsConfig files when it builds the extender: point them at a throwaway pair openssl makes here.
+tls_values=(--set mode=standalone --set server.tls.enabled=true --set server.tls.secretName=fleetsched-tls)
+if command -v openssl >/dev/null; then
+  mkdir -p "$out/tls"
+  for n in ca client; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=check-$n" \
+      -keyout "$out/tls/$n.key" -out "$out/tls/$n.crt" 2>/dev/null
+  done
+  tls_values+=(--set "server.tls.scheduler.certFile=$out/tls/client.crt"
+    --set "server.tls.scheduler.keyFile=$out/tls/client.key" --set "server.tls.scheduler.caFile=$out/tls/ca.crt"
+    --set server.tls.scheduler.serverName=fleetsched.kube-system.svc)
+fi
+echo "check.sh: helm lint --strict, helm template (standalone, server.tls)"
+"$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${tls_values[@]}" >/dev/null
+"$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+  "${tls_values[@]}" >"$out/chart-standalone-tls.yaml"
 rendered=("$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-plugin.yaml"
-  "$out/chart-options.yaml" "$out/chart-plugin-options.yaml")
+  "$out/chart-options.yaml" "$out/chart-plugin-options.yaml" "$out/chart-standalone-tls.yaml")
 if [ ${#values[@]} -gt 0 ]; then
   echo "check.sh: helm lint --strict, helm template (${values[*]})"
   "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${values[@]}" >/dev/null

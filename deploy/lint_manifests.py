@@ -261,6 +261,19 @@ def checkSchedulerConfig(where, cfg, context):
         for verb in ("filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb"):
             if e.get(verb) and "/" in e[verb]:
                 error(where, f"{verb} is appended to urlPrefix and must not contain '/'")
+        # enableHTTPS with an http:// URL would still speak plain HTTP; tlsConfig without
+        # enableHTTPS is ignored; HTTPS without a client certificate lets anyone call bind.
+        https = str(e.get("urlPrefix", "")).startswith("https://")
+        if bool(e.get("enableHTTPS")) != https:
+            error(where, f"enableHTTPS {e.get('enableHTTPS')!r} does not match urlPrefix {e.get('urlPrefix')!r}")
+        tls = e.get("tlsConfig") or {}
+        if tls and not e.get("enableHTTPS"):
+            error(where, "tlsConfig is ignored without enableHTTPS: true")
+        if e.get("enableHTTPS") and e.get("bindVerb") and not (tls.get("certFile") and tls.get("keyFile")):
+            error(where, "enableHTTPS with bindVerb needs tlsConfig certFile and keyFile (fleetsched's "
+                         "--client-ca-file refuses a kube-scheduler without a client certificate)")
+        if e.get("enableHTTPS") and tls.get("insecure"):
+            error(where, "tlsConfig.insecure skips checking fleetsched's certificate: give caFile")
         m = re.fullmatch(r"https?://([^/:]+)(?::(\d+))?(/.*)?", str(e.get("urlPrefix", "")))
         if not m:
             error(where, f"urlPrefix {e.get('urlPrefix')!r} is not an http(s) URL")

@@ -77,7 +77,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- else if include "fleetsched.sidecar" . -}}
 {{- printf "http://127.0.0.1:%v%s" .Values.server.port .Values.server.urlPrefix -}}
 {{- else -}}
-{{- printf "http://%s.%s.svc:%v%s" (include "fleetsched.fullname" .) .Release.Namespace .Values.server.port .Values.server.urlPrefix -}}
+{{- printf "%s://%s.%s.svc:%v%s" (ternary "https" "http" (include "fleetsched.tls" . | eq "true")) (include "fleetsched.fullname" .) .Release.Namespace .Values.server.port .Values.server.urlPrefix -}}
+{{- end -}}
+{{- end -}}
+
+{{/* server.tls is on (standalone only; checked here so every template agrees). */}}
+{{- define "fleetsched.tls" -}}
+{{- with .Values.server.tls -}}
+{{- if .enabled -}}
+{{- if ne $.Values.mode "standalone" -}}
+{{- fail (printf "server.tls is for mode standalone (in %s mode kube-scheduler calls fleetsched on loopback or not at all)" $.Values.mode) -}}
+{{- end -}}
+{{- if not .secretName -}}
+{{- fail "server.tls.enabled needs server.tls.secretName: a Secret with tls.crt, tls.key and ca.crt" -}}
+{{- end -}}
+true
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -117,7 +132,22 @@ extenders:
   weight: {{ .Values.extender.weight }}
   httpTimeout: {{ .Values.extender.httpTimeout | quote }}
   nodeCacheCapable: {{ .Values.extender.nodeCacheCapable }}
+  {{- if include "fleetsched.tls" . }}
+  enableHTTPS: true
+  {{- with .Values.server.tls.scheduler }}
+  tlsConfig:
+    # kube-scheduler's client certificate and key (signed by the CA in the Secret's ca.crt), and
+    # the CA that signed fleetsched's serving certificate.
+    certFile: {{ .certFile | quote }}
+    keyFile: {{ .keyFile | quote }}
+    caFile: {{ .caFile | quote }}
+    {{- with .serverName }}
+    serverName: {{ . | quote }}
+    {{- end }}
+  {{- end }}
+  {{- else }}
   enableHTTPS: false
+  {{- end }}
   ignorable: {{ .Values.extender.ignorable }}
   {{- with .Values.extender.managedResources }}
   managedResources:
@@ -215,6 +245,13 @@ profiles:
   - --max-connections={{ . }}
   {{- end }}
   - --shutdown-grace={{ .Values.server.shutdownGraceSeconds }}
+  {{- if include "fleetsched.tls" . }}
+  - --tls-cert-file=/etc/fleetsched-tls/tls.crt
+  - --tls-private-key-file=/etc/fleetsched-tls/tls.key
+  {{- if .Values.server.tls.requireClientCert }}
+  - --client-ca-file=/etc/fleetsched-tls/ca.crt
+  {{- end }}
+  {{- end }}
   {{- with .Values.server.extraArgs }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -257,6 +294,11 @@ profiles:
   - name: profile
     mountPath: /etc/fleetsched
     readOnly: true
+  {{- if include "fleetsched.tls" . }}
+  - name: tls
+    mountPath: /etc/fleetsched-tls
+    readOnly: true
+  {{- end }}
 {{- end -}}
 
 {{/* kubelet's deadline: the preStop sleep, the drain, and 5 s to spare. */}}
