@@ -63,6 +63,9 @@ class RequestParser {
   // Content-Length body bytes still to come for the request being received; 0 outside such a
   // body (headers, idle, chunked).
   size_t bodyRemaining() const;
+  // The Content-Length of the request being received, once its headers are done; 0 without one
+  // (chunked, or no body).
+  uint64_t declaredLength() const { return declared_ == kUnknownLength ? 0 : declared_; }
   // Room for up to `n` (> 0, ≤ bodyRemaining()) more body bytes at the body's end: a read into it,
   // then feed() of exactly those bytes, frames them without copying. Returns the room's size.
   size_t bodyRoom(size_t n, char** at);

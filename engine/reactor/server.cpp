@@ -57,6 +57,9 @@ Server::Impl::Impl(uv_loop_t* l, ServerConfig c, BatchHandler& h, Metrics& m)
   open = &m.gauge("http_connections", "Open client connections", with("", ""));
   deferredGauge = &m.gauge("http_deferred_requests",
                            "Extender requests deferred by the handler and not yet completed", with("", ""));
+  bufferedGauge = &m.gauge("http_buffered_bytes",
+                           "Request bodies held plus answers not yet taken by the sockets (--max-buffered-bytes)",
+                           with("", ""));
 }
 
 // ---- connection lifecycle ----
@@ -165,9 +168,13 @@ void Server::Impl::onConnClosed(uv_handle_t* h) {
     self->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   --self->total;
-  // Deferred requests outlive their connection: the handler still holds them.
+  self->release(c->bodyCharged);  // queued writes were released by their cancelled callbacks
+  // Deferred requests outlive their connection, and keep their body: the handler still holds them.
   for (size_t i = 0; i < c->used; ++i) {
-    if (!c->slots[i]->waiting) continue;
+    if (!c->slots[i]->waiting) {
+      self->releaseSlot(c, *c->slots[i]);
+      continue;
+    }
     Slot* s = c->slots[i].release();
     s->conn = nullptr;
     s->orphanIndex = self->orphans.size();
@@ -224,12 +231,12 @@ uint64_t Server::Impl::deadline(const Connection* c) const {
     case ConnState::kLingering:
       return c->lingerUntilMs;
     case ConnState::kDraining:
-      if (c->pendingWrites > 0) return c->writeProgressMs + config.idleTimeoutMs;
+      if (c->pendingWrites > 0) return c->writeProgressMs + config.writeTimeoutMs;
       return c->used > 0 ? 0 : c->writeProgressMs + config.idleTimeoutMs;
     case ConnState::kOpen:
       break;
   }
-  if (c->pendingWrites > 0) return c->writeProgressMs + config.idleTimeoutMs;
+  if (c->pendingWrites > 0) return c->writeProgressMs + config.writeTimeoutMs;
   if (c->tls && !c->tls->established()) return c->idleSinceMs + config.headerTimeoutMs;  // the handshake
   switch (c->parser.phase()) {
     case RequestParser::Phase::kHeaders:
@@ -266,6 +273,15 @@ void Server::Impl::onTimer(uv_timer_t* t) {
 
 void Server::Impl::expire(Connection* c) {
   if (c->state == ConnState::kLingering) return closeNow(c);
+  if (c->pendingWrites > 0) {
+    // A client reading a large answer slowly is not stalled: the queue shrank since last time.
+    const size_t queued = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&c->tcp));
+    if (queued < c->queuedAtProgress) {
+      c->queuedAtProgress = queued;
+      c->writeProgressMs = uv_now(loop);
+      return rearm(c);
+    }
+  }
   if (c->state == ConnState::kDraining || c->pendingWrites > 0) {
     errors[kWriteTimeout]->inc();
     return closeNow(c);
@@ -413,5 +429,6 @@ bool Server::drained() const {
 size_t Server::pendingRequests() const { return impl_->pendingRequests(); }
 size_t Server::connections() const { return impl_->active.load(std::memory_order_relaxed); }
 size_t Server::deferredRequests() const { return impl_->deferredCount.load(std::memory_order_relaxed); }
+size_t Server::bufferedBytes() const { return impl_->buffered.load(std::memory_order_relaxed); }
 
 }  // namespace fleetsched::engine

@@ -43,6 +43,14 @@ class TlsContext;  // engine/reactor/tls.h
 constexpr size_t kDefaultMaxHeaderBytes = 64 * 1024;
 // A filter request carrying 5,000 full Node objects (nodeCacheCapable: false) is ~60 MiB.
 constexpr size_t kDefaultMaxBodyBytes = 128u << 20;
+// Request bodies held (being received, or waiting for their answer) plus answers the sockets have
+// not taken yet, over all of one server's connections. Beyond it a new body gets 503 and
+// connections with unsent answers are not read. 256 MiB: 80 clients that never read held 1.8 GB
+// before (issue 26); the manifests allow the container 1 GiB.
+constexpr size_t kDefaultMaxBufferedBytes = 256u << 20;
+// A connection whose unsent answers shrink by no byte for this long is closed. kube-scheduler
+// gives up on an extender call after its httpTimeout (5 s by default).
+constexpr uint32_t kDefaultWriteTimeoutMs = 10'000;
 constexpr uint32_t kDefaultMaxConnections = 4096;
 constexpr uint32_t kDefaultMaxPipelined = 32;
 // A new connection that sends nothing is closed after this: 4,096 silent sockets must not hold
@@ -63,6 +71,8 @@ struct ServerConfig {
   std::string urlPrefix;                               // verbs are served at {urlPrefix}/filter etc.
   size_t maxHeaderBytes = kDefaultMaxHeaderBytes;      // 431
   size_t maxBodyBytes = kDefaultMaxBodyBytes;          // 413
+  // 503 for a body that would take the bytes buffered past it (0: no limit); see above.
+  size_t maxBufferedBytes = kDefaultMaxBufferedBytes;
   uint32_t maxConnections = kDefaultMaxConnections;    // 503 and close beyond it
   // Closed at once, without a word, beyond it (0: no limit). Counted per remote IP address.
   uint32_t maxConnectionsPerClient = kDefaultMaxConnectionsPerClient;
@@ -71,7 +81,8 @@ struct ServerConfig {
   uint32_t firstByteTimeoutMs = kDefaultFirstByteTimeoutMs;
   uint32_t headerTimeoutMs = kDefaultHeaderTimeoutMs;  // 408: first byte to end of headers
   uint32_t bodyTimeoutMs = kDefaultBodyTimeoutMs;      // 408: end of headers to end of body
-  uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive; stalled writes
+  uint32_t idleTimeoutMs = kDefaultIdleTimeoutMs;      // 408 on idle keep-alive
+  uint32_t writeTimeoutMs = kDefaultWriteTimeoutMs;    // close: unsent answers not shrinking
   uint32_t lingerMs = kDefaultLingerMs;
   int backlog = 511;
   // SO_REUSEPORT, so several reactors can share the port. Off by default: with it a second
@@ -127,6 +138,9 @@ class Server {
   // Extender requests deferred by the handler and not yet completed, whether or not their
   // connection is still open. Safe to call from any thread.
   size_t deferredRequests() const;
+  // Request bodies held plus answers not yet taken by the sockets (ServerConfig::maxBufferedBytes;
+  // the gauge fleetsched_http_buffered_bytes). Safe to call from any thread.
+  size_t bufferedBytes() const;
 
   struct Impl;
 

@@ -43,8 +43,11 @@ constexpr size_t kDirectBodyReadBytes = 4096;
 constexpr size_t kMaxDirectBodyRead = 4u << 20;
 // Buffers larger than this are released after their response instead of kept for reuse.
 constexpr size_t kRetainBytes = 1u << 20;
-// Stop reading from a client that does not read its responses once this much is queued.
-constexpr size_t kMaxQueuedWriteBytes = 8u << 20;
+// A connection stops framing further pipelined requests while its held bodies and unsent
+// answers reach this, and stops being read while its unsent answers alone do. (8 MiB of unsent
+// answers, checked only between turns, let 80 clients that pipelined 32 NodeNames filters each
+// and never read hold 22 MB apiece; issue 26.) One request is always taken, however large.
+constexpr size_t kMaxQueuedWriteBytes = 1u << 20;
 // Past maxConnections we still accept, answer 503 and close, up to this many extra sockets;
 // beyond that, new sockets are closed without a word.
 constexpr uint32_t kRejectSlack = 64;
@@ -87,15 +90,18 @@ enum ErrorKind : uint8_t {
   kWriteTimeout,
   kFirstByteTimeout,
   kTooManyFromClient,
-  kTlsHandshake,  // TLS listeners only: a handshake failed or timed out
-  kTlsError,      // TLS listeners only: a record could not be read or written after the handshake
+  kOverBudget,
+  // TLS listeners only (registered last, so a plain listener skips them):
+  kTlsHandshake,  // a handshake failed or timed out
+  kTlsError,      // a record could not be read or written after the handshake
   kErrorKindCount
 };
 constexpr std::string_view kErrorNames[kErrorKindCount] = {
     "bad_request",        "header_too_large",  "body_too_large",       "header_timeout",
     "body_timeout",       "idle_timeout",      "too_many_connections", "not_found",
     "method_not_allowed", "client_disconnect", "write_failed",         "write_timeout",
-    "first_byte_timeout", "too_many_from_client", "tls_handshake",        "tls_error"};
+    "first_byte_timeout", "too_many_from_client", "over_budget",          "tls_handshake",
+    "tls_error"};
 
 inline std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -138,6 +144,7 @@ struct Slot {
   BodyBuffer body;
   std::string_view contentType;
   std::string_view allow;
+  size_t charged = 0;  // body bytes counted in Impl::buffered until the answer is written
   Server::Impl* server = nullptr;
   Connection* conn = nullptr;  // nullptr once orphaned
   size_t orphanIndex = 0;      // position in Impl::orphans while orphaned
@@ -177,7 +184,7 @@ enum class ConnState : uint8_t {
 struct WriteReq {
   uv_write_t req;
   Connection* conn;
-  std::string data;
+  std::string data;  // counted in Impl::buffered until written or cancelled
 };
 
 struct Connection {
@@ -196,6 +203,12 @@ struct Connection {
   std::string peer;  // the client's raw IP address, counted in Impl::perClient; empty: not counted
   std::string head;  // status lines and headers of one flush
   std::vector<uv_buf_t> bufs;
+  // Bytes of Impl::buffered held by this connection: the body being received (its declared
+  // length, from the end of its headers), bodies of requests not yet answered, answers queued.
+  size_t bodyCharged = 0;
+  size_t slotsCharged = 0;
+  size_t outCharged = 0;
+  size_t queuedAtProgress = 0;  // the write queue's size when writeProgressMs was last moved
   int pendingWrites = 0;
   int openHandles = 0;
   ConnState state = ConnState::kOpen;
@@ -248,6 +261,8 @@ struct Server::Impl {
   // those never completed, with the server.
   std::vector<std::unique_ptr<Slot>> orphans;
   std::atomic<size_t> deferredCount{0};  // waiting for complete(); read from any thread
+  // Request bodies held plus answers not yet taken by the sockets (config.maxBufferedBytes).
+  std::atomic<size_t> buffered{0};
   std::unique_ptr<char[]> readBuf{new char[kReadBufferBytes]};
   std::unique_ptr<char[]> tlsPlain;  // kTlsPlainBytes, on TLS listeners only
   std::string tlsGather;             // small responses gathered into one TLS record
@@ -269,6 +284,7 @@ struct Server::Impl {
   Counter* accepted;
   Gauge* open;
   Gauge* deferredGauge;
+  Gauge* bufferedGauge;
 
   Impl(uv_loop_t* l, ServerConfig c, BatchHandler& h, Metrics& m);  // registers the metrics
 
@@ -297,6 +313,15 @@ struct Server::Impl {
   void dispatch(Connection* c);
   void queueError(Connection* c, int status, ErrorKind kind, std::string_view msg);
   void markDirty(Connection* c);
+
+  // ---- the buffered-bytes budget (server_io.cpp) ----
+
+  void charge(size_t n);
+  void release(size_t n);
+  // Whether n more bytes fit the budget; if not, answers 503 and ends the connection.
+  bool admit(Connection* c, size_t n);
+  bool overBudget() const { return config.maxBufferedBytes > 0 && buffered.load(std::memory_order_relaxed) > config.maxBufferedBytes; }
+  void releaseSlot(Connection* c, Slot& s);
 
   // ---- deferred completion (server_io.cpp) ----
 

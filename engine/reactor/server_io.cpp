@@ -124,7 +124,11 @@ void Server::Impl::failTls(Connection* c) {
 
 void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t nowNs) {
   while (len > 0 && c->state == ConnState::kOpen) {
-    if (c->used >= config.maxPipelined) {
+    // Between requests, a connection already holding kMaxQueuedWriteBytes of bodies and unsent
+    // answers frames no more: the rest waits until its answers are written.
+    if (c->used >= config.maxPipelined ||
+        (c->used > 0 && c->parser.phase() == RequestParser::Phase::kIdle &&
+         c->slotsCharged + c->outCharged >= kMaxQueuedWriteBytes)) {
       c->stash.append(data, len);
       c->stashNs = nowNs;
       return;
@@ -140,7 +144,15 @@ void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t
     bodyCopied->inc(p.copiedBodyBytes() - copiedBefore);
     data += r.consumed;
     len -= r.consumed;
-    if (!hadHeaders && p.phase() == RequestParser::Phase::kBody) c->headersDoneMs = uv_now(loop);
+    if (!hadHeaders && p.phase() == RequestParser::Phase::kBody) {
+      c->headersDoneMs = uv_now(loop);
+      // The body's declared length is counted from here, before its bytes arrive.
+      if (const uint64_t declared = p.declaredLength(); declared > 0) {
+        if (!admit(c, declared)) return;
+        c->bodyCharged = declared;
+        charge(declared);
+      }
+    }
     switch (r.status) {
       case RequestParser::Status::kNeedMore:
         break;
@@ -149,6 +161,8 @@ void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t
         if (c->used == 0 && c->pendingWrites == 0) writeRaw(c, kContinue);
         break;
       case RequestParser::Status::kComplete:
+        // A body that came whole in one read (or chunked) is counted only now.
+        if (c->bodyCharged == 0 && !p.body().view().empty() && !admit(c, p.body().size())) return;
         if (p.bodyUnsealed()) {
           // What followed the request in the same read sits right after its body, where the
           // body's padding goes: move it out first.
@@ -157,6 +171,8 @@ void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t
           p.sealBody();
         }
         dispatch(c);
+        release(c->bodyCharged);  // an extender request's slot counts its body now
+        c->bodyCharged = 0;
         // Shutting down: the request that was arriving is answered, the connection ends after it.
         if (!p.keepAlive() || shuttingDown) c->state = ConnState::kDraining;
         break;
@@ -210,6 +226,9 @@ void Server::Impl::dispatch(Connection* c) {
       s.req.verb = m.verb;
       s.req.body = s.body.view();
       s.req.peerVerified = c->tls != nullptr && c->tls->peerVerified();
+      s.charged = s.body.size();
+      c->slotsCharged += s.charged;
+      charge(s.charged);
       s.contentType = kJson;
       requests[s.verb]->inc();
       return;
@@ -270,6 +289,42 @@ void Server::Impl::queueError(Connection* c, int status, ErrorKind kind, std::st
   updateReading(c);
 }
 
+// ---- the buffered-bytes budget ----
+
+void Server::Impl::charge(size_t n) {
+  if (n == 0) return;
+  bufferedGauge->set(static_cast<double>(buffered.fetch_add(n, std::memory_order_relaxed) + n));
+}
+
+void Server::Impl::release(size_t n) {
+  if (n == 0) return;
+  bufferedGauge->set(static_cast<double>(buffered.fetch_sub(n, std::memory_order_relaxed) - n));
+}
+
+void Server::Impl::releaseSlot(Connection* c, Slot& s) {
+  if (c != nullptr) c->slotsCharged -= s.charged;
+  release(s.charged);
+  s.charged = 0;
+}
+
+// 503 rather than waiting for room: the bytes held belong to clients that may never read, so
+// room may come only with the write timeout, and kube-scheduler retries a failed call at its
+// next cycle anyway. Closing ends the body's transfer (lingering drains what is in flight).
+bool Server::Impl::admit(Connection* c, size_t n) {
+  const size_t held = buffered.load(std::memory_order_relaxed);
+  if (config.maxBufferedBytes == 0 || (n <= config.maxBufferedBytes && held <= config.maxBufferedBytes - n))
+    return true;
+  std::string msg = "server busy: a request body of ";
+  appendUint(msg, n);
+  msg += " bytes does not fit: request bodies and unsent answers already hold ";
+  appendUint(msg, held);
+  msg += " of the ";
+  appendUint(msg, config.maxBufferedBytes);
+  msg += " bytes allowed (fleetsched serve --max-buffered-bytes); retry later\n";
+  queueError(c, 503, kOverBudget, msg);
+  return false;
+}
+
 void Server::Impl::markDirty(Connection* c) {
   if (c->dirty || closed) return;  // after close() every connection is closing anyway
   c->dirty = true;
@@ -302,6 +357,7 @@ void Server::Impl::complete(Slot* s) {
       orphans[i].swap(orphans.back());
       orphans[i]->orphanIndex = i;
     }
+    releaseSlot(nullptr, *s);
     orphans.pop_back();
     return;
   }
@@ -411,6 +467,7 @@ void Server::Impl::flush(Connection* c) {
   for (size_t i = 0; i < ready; ++i) {
     Slot& s = *c->slots[i];
     if (s.verb >= 0) latency[s.verb]->observeNanos(now - s.startNs);
+    releaseSlot(c, s);  // the answer's unsent bytes, if any, are counted by writeBufs
     s.reset();
   }
   // Responses held back behind a deferred one move to the front; the slots stay where they are.
@@ -492,14 +549,19 @@ void Server::Impl::writeSocket(Connection* c, uv_buf_t* bufs, size_t n, size_t t
     return closeNow(c);
   }
   ++c->pendingWrites;
+  c->outCharged += w->data.size();
+  charge(w->data.size());
   c->writeProgressMs = uv_now(loop);
+  c->queuedAtProgress = uv_stream_get_write_queue_size(s);
 }
 
 void Server::Impl::onWrite(uv_write_t* req, int status) {
   auto* w = static_cast<WriteReq*>(req->data);
   Connection* c = w->conn;
-  delete w;
   Impl* self = c->server;
+  c->outCharged -= w->data.size();
+  self->release(w->data.size());  // written, or cancelled by the connection's close
+  delete w;
   --c->pendingWrites;
   if (c->state == ConnState::kClosing) return;
   if (status < 0) {
@@ -507,6 +569,7 @@ void Server::Impl::onWrite(uv_write_t* req, int status) {
     return self->closeNow(c);
   }
   c->writeProgressMs = uv_now(self->loop);
+  c->queuedAtProgress = uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t*>(&c->tcp));
   if (c->state == ConnState::kDraining && c->pendingWrites == 0 && c->used == 0)
     return self->finishDrain(c);
   self->pump(c);
@@ -524,9 +587,9 @@ void Server::Impl::afterFlush(Connection* c) {
   pump(c);
 }
 
+// Unsent answers past the per-connection bound, or any while the server is over its budget.
 bool Server::Impl::writeBacklogged(const Connection* c) const {
-  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&c->tcp)) >=
-         kMaxQueuedWriteBytes;
+  return c->outCharged >= kMaxQueuedWriteBytes || (c->outCharged > 0 && overBudget());
 }
 
 // Moves an open connection on once responses are queued or written: frames the stashed input
