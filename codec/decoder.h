@@ -48,7 +48,9 @@ constexpr size_t kDecodePadding = 64;
 // JSON's insignificant whitespace (RFC 8259): what may stand between tokens.
 constexpr bool isJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// Default cap on one input document: a full-Nodes request for 5,000 nodes of ~12 KB fits.
+// Default cap on one input document: a full-Nodes request for 5,000 nodes of ~12 KB fits. The
+// same value as the HTTP layer's default body limit (engine::kDefaultMaxBodyBytes), which the
+// extender service passes to its Decoder: one limit.
 constexpr size_t kDefaultMaxDocumentBytes = 64u << 20;
 
 enum class DecodeError : uint8_t { None, TooLarge, Invalid };

@@ -28,6 +28,8 @@ namespace fleetsched::cmd {
 namespace {
 
 constexpr uint64_t kStatsIntervalMs = 1000;
+// One body limit: the reactor's default is the decoder's (serve passes --max-body-bytes to both).
+static_assert(engine::kDefaultMaxBodyBytes == codec::kDefaultMaxDocumentBytes);
 // While draining after SIGTERM: how often to look whether the listeners are done.
 constexpr uint64_t kDrainPollMs = 10;
 
@@ -235,7 +237,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--context", o.context, "kubeconfig context (default: current-context)");
   cmd->add_flag("--in-cluster", o.inCluster, "Watch nodes and pods with the pod's service account");
   cmd->add_flag("--bind", o.bind, "Serve the bind verb: reserve GPUs and post Bindings (needs an API server)");
-  cmd->add_option("--max-body-bytes", o.maxBodyBytes, "Largest request body, 413 beyond (0: the server's default)");
+  cmd->add_option("--max-body-bytes", o.maxBodyBytes,
+                  "Largest request body, 413 beyond; the decoder has the same limit (0: the default, 64 MiB)");
   cmd->add_option("--max-connections", o.maxConnections, "Most client connections, 503 beyond (0: the server's default)");
   cmd->add_option("--first-byte-timeout", o.firstByteTimeoutSec,
                   "Seconds a new connection may stay silent before it is closed without an answer, so silent "
@@ -409,6 +412,8 @@ int runServe(const ServeOptions& o) {
   serviceOptions.traceEvery = o.traceEvery;
   serviceOptions.debugDecisions = o.enableDebugHandlers ? o.debugDecisions : 0;
   serviceOptions.bindNeedsVerifiedFilter = !o.clientCaFile.empty();
+  // One body limit: what the HTTP layer accepts, the decoder decodes.
+  serviceOptions.maxBodyBytes = serverConfig.maxBodyBytes;
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);
   engine::Server server(loop, serverConfig, service, metrics);
   std::optional<engine::Server> probeServer;

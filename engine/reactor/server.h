@@ -41,8 +41,9 @@ namespace fleetsched::engine {
 class TlsContext;  // engine/reactor/tls.h
 
 constexpr size_t kDefaultMaxHeaderBytes = 64 * 1024;
-// A filter request carrying 5,000 full Node objects (nodeCacheCapable: false) is ~60 MiB.
-constexpr size_t kDefaultMaxBodyBytes = 128u << 20;
+// A filter request carrying 5,000 full Node objects (nodeCacheCapable: false) is ~60 MiB; the
+// extender service's decoder gets the same limit (serve passes it on).
+constexpr size_t kDefaultMaxBodyBytes = 64u << 20;
 // Request bodies held (being received, or waiting for their answer) plus answers the sockets have
 // not taken yet, over all of one server's connections. Beyond it a new body gets 503 and
 // connections with unsent answers are not read. 256 MiB: 80 clients that never read held 1.8 GB

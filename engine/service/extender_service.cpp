@@ -52,6 +52,7 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
       reader_(cache),
       config_(config),
       options_(options),
+      decoder_(options.maxBodyBytes),
       builder_(cache.interpretation()) {
   if (options_.debugDecisions > 0) decisions_ = std::make_unique<DecisionLog>(options_.debugDecisions);
   const char* help = "Time spent per request phase";

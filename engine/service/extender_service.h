@@ -13,7 +13,7 @@
 //                   document, 64 MB, of node bytes kept).
 //
 // Outcomes go back as HTTP 200 (kube-scheduler treats anything else as an outage); only an
-// undecodable body gets 400 (413 when over the decoder's limit).
+// undecodable body gets 400 (413 when over the decoder's limit, ServiceOptions::maxBodyBytes).
 //
 // Bind (with enableBinding): the pod is the one remembered from its last filter/prioritize
 // call; fleetsched re-checks the node against the current snapshot, picks the GPUs (the
@@ -68,6 +68,9 @@ struct ServiceOptions {
   // Pod UIDs are readable by anyone who can list pods: without this, whoever reaches the port
   // could filter and then bind any pod with fleetsched's credentials.
   bool bindNeedsVerifiedFilter = false;
+  // The decoder's limit on one body: serve passes ServerConfig::maxBodyBytes, the HTTP layer's
+  // limit, so a body the reactor accepts is never refused by the decoder (both default to 64 MiB).
+  size_t maxBodyBytes = codec::kDefaultMaxDocumentBytes;
 };
 
 class ExtenderService : public BatchHandler {

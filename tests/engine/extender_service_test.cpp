@@ -174,6 +174,26 @@ TEST_F(ServiceTest, UndecodableBodiesGet400WithTheReason) {
   EXPECT_NE(a.body.find("\"NodeNames\":[\"gpu-a\""), std::string::npos) << a.body;
 }
 
+// The decoder takes its limit from ServiceOptions::maxBodyBytes (serve passes the HTTP limit, so
+// the two cannot disagree): a body past it gets 413, one within it is decoded.
+TEST_F(ServiceTest, DecoderLimitIsTheServiceOption) {
+  load(dataDir() + "/codec/nodes.json", "");
+  const std::string body = readFile(fs::path(dataDir()) / "service/filter/gpu2_spot_tolerant.request.json");
+  Metrics metrics;
+  ServiceOptions options;
+  options.maxBodyBytes = body.size() - 1;
+  ExtenderService small(cache_, config_, metrics, options);
+  std::string padded = body + std::string(kBodyPadding, '\0');
+  ExtenderRequest req;
+  req.verb = Verb::Filter;
+  req.body = std::string_view(padded.data(), body.size());
+  ExtenderRequest* batch[] = {&req};
+  small.handleBatch(batch);
+  EXPECT_EQ(req.status, 413) << req.response.str();
+  EXPECT_EQ(call(Verb::Filter, body).status, 200);  // the default, 64 MiB
+  EXPECT_EQ(ServiceOptions{}.maxBodyBytes, size_t{64} << 20);
+}
+
 // gpu-a (8 GPUs) holds three low-priority pods: 4 GPUs on 0-3, 2 on 4-5, 2 on 6-7.
 const char* kPreemptPods = R"({"apiVersion":"v1","kind":"List","items":[
 {"metadata":{"name":"big","namespace":"ml","uid":"uid-big","annotations":{"fleetsched.io/gpu-index":"0-1-2-3"}},
