@@ -250,6 +250,12 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                   "Most connections from one client IP address; beyond, new ones are closed at once (0: no "
                   "limit)")
       ->capture_default_str();
+  cmd->add_option("--max-buffered-bytes", o.maxBufferedBytes,
+                  "Most bytes of request bodies held and answers not yet sent, over all connections of a "
+                  "listener; a body that would go past it gets 503, and clients with unsent answers are not "
+                  "read meanwhile. At least --max-body-bytes; keep it, 5x --max-body-bytes and the fleet under "
+                  "the container's memory limit (0: no limit)")
+      ->capture_default_str();
   cmd->add_option("--trace-every", o.traceEvery, "Log one line with per-phase timings every N requests (0: never)");
   cmd->add_flag("--profile", o.profile, "Print a per-phase latency breakdown on exit");
   cmd->add_option("--audit-interval", o.auditIntervalSec,
@@ -355,6 +361,14 @@ int runServe(const ServeOptions& o) {
       FLOG_ERROR(log::format("TLS: %s", tlsError.c_str()));
       return 1;
     }
+  }
+  serverConfig.maxBufferedBytes = o.maxBufferedBytes;
+  probeConfig.maxBufferedBytes = o.maxBufferedBytes;
+  if (o.maxBufferedBytes != 0 && o.maxBufferedBytes < serverConfig.maxBodyBytes) {
+    FLOG_ERROR(log::format("--max-buffered-bytes %llu is below the largest body allowed (%zu, --max-body-bytes): "
+                           "such a body could never be accepted",
+                           static_cast<unsigned long long>(o.maxBufferedBytes), serverConfig.maxBodyBytes));
+    return 2;
   }
 
   const bool watch = !o.kubeconfig.empty() || o.inCluster;

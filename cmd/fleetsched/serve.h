@@ -31,6 +31,8 @@ struct ServeOptions {
   uint32_t maxConnections = 0;
   uint32_t firstByteTimeoutSec = 10;   // a connection silent this long after accept is closed
   uint32_t maxConnectionsPerClient = 256;  // per client IP address; 0: no limit
+  // Request bodies held plus answers unsent, per listener; 503 beyond (engine::ServerConfig).
+  uint64_t maxBufferedBytes = 256u << 20;  // engine::kDefaultMaxBufferedBytes
   uint32_t traceEvery = 0;
   bool profile = false;
   uint32_t auditIntervalSec = 300;

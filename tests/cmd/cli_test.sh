@@ -97,6 +97,8 @@ run 2 serve --logging-format xml
 has "$err" "--logging-format: xml not in {text,json}" "serve names the logging formats"
 run 2 serve -v=-1
 run 2 serve --v=x
+run 2 serve --listen 127.0.0.1:1 --max-body-bytes 2000 --max-buffered-bytes 1000
+has "$err" "--max-buffered-bytes" "a budget below the body limit is refused"
 run 2 loadgen --mode sideways
 run 2 gen-fleet --zones 9
 run 2 gen-fleet --nodes notanumber

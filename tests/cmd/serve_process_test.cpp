@@ -635,6 +635,33 @@ TEST(ServeProcess, MaxConnectionsPerClientClosesTheExtraConnection) {
   ::close(first);
 }
 
+// --max-buffered-bytes reaches the reactor: a body held while it arrives counts on /metrics, and
+// a second body that would not fit beside it gets 503 naming the flag.
+TEST(ServeProcess, MaxBufferedBytesRefusesABodyThatWouldNotFit) {
+  const uint16_t port = freePort();
+  Proc p;
+  spawn(p, {"serve", "--listen=127.0.0.1:" + std::to_string(port), "--max-body-bytes=1000000",
+            "--max-buffered-bytes=1000000"},
+        "buffered");
+  waitListening(p, port);
+  const int held = dial(port);
+  ASSERT_GE(held, 0);
+  sendAll(held, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\n{");
+  const std::string series = "\nfleetsched_http_buffered_bytes ";
+  double buffered = -1;
+  for (int i = 0; i < 100 && buffered != 900000; ++i) {
+    const std::string m = exchange(port, "GET", "/metrics");
+    const size_t at = m.find(series);
+    buffered = at == std::string::npos ? -1 : std::stod(m.substr(at + series.size()));
+    if (buffered != 900000) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(buffered, 900000);
+  const std::string refused = exchange(port, "POST", "/filter", std::string(200000, ' '));
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused.substr(0, 200);
+  EXPECT_NE(refused.find("--max-buffered-bytes"), std::string::npos) << refused;
+  ::close(held);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
