@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -23,6 +24,11 @@
 #include "engine/service/extender_service.h"
 #include "log/log.h"
 #include "plugins/config.h"
+
+#ifdef FLEETSCHED_MIMALLOC
+#include <mimalloc.h>
+#include <unistd.h>
+#endif
 
 namespace fleetsched::cmd {
 namespace {
@@ -83,7 +89,43 @@ struct ServeState {
   uv_timer_t drainTimer{};
   uint64_t drainStart = 0;
   uint64_t drainDeadline = 0;
+  uint64_t residentAfterCollect = 0;  // bytes, after the last returnFreedMemory collection
+  size_t bufferedHigh = 0;            // the most buffered bytes seen by a tick since then
 };
+
+#ifdef FLEETSCHED_MIMALLOC
+// Resident memory from /proc/self/statm (cheap: one small read a second); 0 if unreadable.
+uint64_t residentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const bool ok = std::fscanf(f, "%llu %llu", &size, &resident) == 2;
+  std::fclose(f);
+  return ok ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+#endif
+
+// mimalloc keeps what the reactor freed in its pages for reuse: after 80 clients that never read
+// had left, nothing was buffered any more and RSS stayed at 322 MB (33 MB before they came);
+// mi_collect(true) brought it to 38 MB. So once a second, while the listener holds little: when
+// it held kCollectAfter or more since the last collection, or resident memory grew by that
+// much, collect. It runs on the reactor: handing back those 393 MB took one 37 ms call, and
+// the growth it waits for keeps it to after spikes.
+constexpr uint64_t kCollectAfter = 64u << 20;
+constexpr size_t kCollectQuiet = 16u << 20;
+void returnFreedMemory(ServeState& s) {
+#ifdef FLEETSCHED_MIMALLOC
+  const size_t buffered = s.server->bufferedBytes();
+  s.bufferedHigh = std::max(s.bufferedHigh, buffered);
+  if (buffered > kCollectQuiet) return;
+  if (s.bufferedHigh < kCollectAfter && residentBytes() < s.residentAfterCollect + kCollectAfter) return;
+  mi_collect(true);
+  s.residentAfterCollect = residentBytes();
+  s.bufferedHigh = buffered;
+#else
+  (void)s;
+#endif
+}
 
 void reloadFiles(ServeState& s) {
   std::string error;
@@ -103,6 +145,7 @@ void onStats(uv_timer_t* t) {
   if (s.cache->stats().reservationsLive > 0) {
     if (std::optional<cache::Cache::Writer> w = s.cache->tryWrite()) w->expire(cache::Clock::now());
   }
+  returnFreedMemory(s);
   cache::CacheStats st = s.cache->stats();
   s.nodes->set(static_cast<double>(st.nodes));
   s.boundPods->set(static_cast<double>(st.boundPods));
