@@ -239,7 +239,10 @@ profiles:
   - --bind
   {{- end }}
   {{- with .Values.server.maxBodyBytes }}
-  - --max-body-bytes={{ . }}
+  - --max-body-bytes={{ . | int64 }}
+  {{- end }}
+  {{- with .Values.server.maxBufferedBytes }}
+  - --max-buffered-bytes={{ . | int64 }}
   {{- end }}
   {{- with .Values.server.maxConnections }}
   - --max-connections={{ . }}
