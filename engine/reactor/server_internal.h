@@ -160,13 +160,14 @@ struct Slot {
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
 
-  void reset() {
-    if (req.response.capacity() > kRetainBytes) req.response.release();
+  // Keeps the response's and body's allocations up to `keep` bytes each for the next request.
+  void reset(size_t keep = kRetainBytes) {
+    if (req.response.capacity() > keep) req.response.release();
     req.response.clear();
     req.status = 200;
     req.body = {};
     req.deferred = false;
-    body.clear(kRetainBytes);
+    body.clear(keep);
     allow = {};
     verb = -1;
     handled = false;

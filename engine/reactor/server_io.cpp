@@ -463,12 +463,15 @@ void Server::Impl::flush(Connection* c) {
     total += offsets[i + 1] - offsets[i] + s.req.response.size();
   }
   writeBufs(c, c->bufs.data(), c->bufs.size(), total);
+  // A client that did not take its answers keeps no buffers for requests it may never send: 80
+  // that never read kept ~3.6 MB each in their slots beside the 132 MB counted (456 MB resident).
+  const size_t keep = c->outCharged > 0 ? 0 : kRetainBytes;
   uint64_t now = uv_hrtime();
   for (size_t i = 0; i < ready; ++i) {
     Slot& s = *c->slots[i];
     if (s.verb >= 0) latency[s.verb]->observeNanos(now - s.startNs);
     releaseSlot(c, s);  // the answer's unsent bytes, if any, are counted by writeBufs
-    s.reset();
+    s.reset(keep);
   }
   // Responses held back behind a deferred one move to the front; the slots stay where they are.
   if (ready < c->used) std::rotate(c->slots.begin(), c->slots.begin() + ready, c->slots.begin() + c->used);
