@@ -101,6 +101,29 @@ void write(std::string_view line) {
   }
 }
 
+// The escapes Go's %q and JSON share: quote, backslash, newline, carriage return, tab.
+bool appendSharedEscape(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"':
+      out.append("\\\"");
+      return true;
+    case '\\':
+      out.append("\\\\");
+      return true;
+    case '\n':
+      out.append("\\n");
+      return true;
+    case '\r':
+      out.append("\\r");
+      return true;
+    case '\t':
+      out.append("\\t");
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void setVerbosity(int v) { detail::verbosity.store(v < 0 ? 0 : v, std::memory_order_relaxed); }
@@ -152,22 +175,8 @@ void appendQuoted(std::string& out, std::string_view s) {
   out.push_back('"');
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
+    if (appendSharedEscape(out, c)) continue;
     switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
       case '\a':
         out.append("\\a");
         break;
@@ -207,30 +216,16 @@ void appendJsonString(std::string& out, std::string_view s) {
       }
       continue;
     }
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out.append("\\u00");
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+    if (appendSharedEscape(out, c)) {
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out.append("\\u00");
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    } else {
+      out.push_back(static_cast<char>(c));
     }
     ++i;
   }
