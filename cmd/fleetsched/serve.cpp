@@ -27,7 +27,6 @@
 
 #ifdef FLEETSCHED_MIMALLOC
 #include <mimalloc.h>
-#include <unistd.h>
 #endif
 
 namespace fleetsched::cmd {
@@ -93,17 +92,6 @@ struct ServeState {
   size_t bufferedHigh = 0;            // the most buffered bytes seen by a tick since then
 };
 
-#ifdef FLEETSCHED_MIMALLOC
-// Resident memory from /proc/self/statm (cheap: one small read a second); 0 if unreadable.
-uint64_t residentBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  unsigned long long size = 0, resident = 0;
-  const bool ok = std::fscanf(f, "%llu %llu", &size, &resident) == 2;
-  std::fclose(f);
-  return ok ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
-}
-#endif
 
 // mimalloc keeps what the reactor freed in its pages for reuse: after 80 clients that never read
 // had left, nothing was buffered any more and RSS stayed at 322 MB (33 MB before they came);
@@ -118,9 +106,9 @@ void returnFreedMemory(ServeState& s) {
   const size_t buffered = s.server->bufferedBytes();
   s.bufferedHigh = std::max(s.bufferedHigh, buffered);
   if (buffered > kCollectQuiet) return;
-  if (s.bufferedHigh < kCollectAfter && residentBytes() < s.residentAfterCollect + kCollectAfter) return;
+  if (s.bufferedHigh < kCollectAfter && engine::residentMemoryBytes() < s.residentAfterCollect + kCollectAfter) return;
   mi_collect(true);
-  s.residentAfterCollect = residentBytes();
+  s.residentAfterCollect = engine::residentMemoryBytes();
   s.bufferedHigh = buffered;
 #else
   (void)s;

@@ -55,12 +55,15 @@ ProcessMetrics::ProcessMetrics(Metrics& metrics)
   update();
 }
 
+uint64_t residentMemoryBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 void ProcessMetrics::update() {
-  {
-    std::ifstream statm("/proc/self/statm");
-    uint64_t size = 0, resident = 0;
-    if (statm >> size >> resident) residentBytes_.set(static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)));
-  }
+  if (const uint64_t resident = residentMemoryBytes()) residentBytes_.set(static_cast<double>(resident));
   uint64_t utime = 0, stime = 0, start = 0;
   if (ticksPerSecond() > 0 && readStat(utime, stime, start)) {
     cpuSeconds_.set(static_cast<double>(utime + stime) / ticksPerSecond());

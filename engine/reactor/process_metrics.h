@@ -3,9 +3,14 @@
 // descriptors read from /proc/self when /metrics is rendered, the start time once.
 #pragma once
 
+#include <cstdint>
+
 #include "engine/reactor/metrics.h"
 
 namespace fleetsched::engine {
+
+// The process's resident memory from /proc/self/statm, in bytes; 0 when it cannot be read.
+uint64_t residentMemoryBytes();
 
 class ProcessMetrics {
  public:
