@@ -21,6 +21,17 @@ void appendTime(codec::JsonWriter<std::string>& w, int64_t unixMs) {
 
 constexpr std::string_view kUnknownNode = "node not found in fleetsched's cache";
 
+// Names the request asked about that the cache does not know, after the listed nodes.
+void writeUnknown(codec::JsonWriter<std::string>& w, const char*& sep, const std::vector<std::string>& unknown) {
+  for (const std::string& name : unknown) {
+    w.raw(sep);
+    sep = ",";
+    w.string(name);
+    w.raw(":");
+    w.string(kUnknownNode);
+  }
+}
+
 // The asked entries' indexes, sorted by node name.
 template <class T, class Asked>
 std::vector<uint32_t> askedByName(const DecisionLog::Nodes& nodes, const std::vector<T>& values, Asked asked) {
@@ -158,13 +169,7 @@ void DecisionLog::render(const Entry& e, std::string& out) {
         w.string(f.reasons[v].text);
       }
     }
-    for (const std::string& name : f.nodes.unknown) {
-      w.raw(sep);
-      sep = ",";
-      w.string(name);
-      w.raw(":");
-      w.string(kUnknownNode);
-    }
+    writeUnknown(w, sep, f.nodes.unknown);
     w.raw("}}");
   }
   if (e.prioritize.present) {
@@ -190,13 +195,7 @@ void DecisionLog::render(const Entry& e, std::string& out) {
         w.int64(p.score[i]);
       }
     }
-    for (const std::string& name : p.nodes.unknown) {
-      w.raw(sep);
-      sep = ",";
-      w.string(name);
-      w.raw(":");
-      w.string(kUnknownNode);
-    }
+    writeUnknown(w, sep, p.nodes.unknown);
     w.raw("}}");
   }
   w.raw("}\n");
