@@ -20,7 +20,7 @@
 #include "engine/reactor/metrics.h"
 #include "engine/reactor/process_metrics.h"
 #include "engine/reactor/server.h"
-#include "engine/reactor/tls.h"
+#include "engine/reactor/tls_reload.h"
 #include "engine/service/extender_service.h"
 #include "log/log.h"
 #include "plugins/config.h"
@@ -37,6 +37,9 @@ constexpr uint64_t kStatsIntervalMs = 1000;
 static_assert(engine::kDefaultMaxBodyBytes == codec::kDefaultMaxDocumentBytes);
 // While draining after SIGTERM: how often to look whether the listeners are done.
 constexpr uint64_t kDrainPollMs = 10;
+// How often the TLS files are compared with the certificate in use: kubelet refreshes a mounted
+// Secret within about a minute too, and cert-manager renews a third of a lifetime early.
+constexpr uint64_t kTlsReloadCheckMs = 60'000;
 
 bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
   auto colon = listen.rfind(':');
@@ -66,6 +69,7 @@ struct ServeState {
   cache::Cache* cache = nullptr;
   engine::Server* server = nullptr;
   engine::Server* probeServer = nullptr;
+  engine::TlsReloader* tlsReloader = nullptr;
   engine::Ingestor* ingestor = nullptr;
   engine::Gauge* nodes = nullptr;
   engine::Gauge* boundPods = nullptr;
@@ -184,6 +188,7 @@ void stopAll(ServeState& s) {
   }
   s.server->close();
   if (s.probeServer != nullptr) s.probeServer->close();
+  if (s.tlsReloader != nullptr) s.tlsReloader->close();
   if (s.ingestor != nullptr) s.ingestor->stop();
   uv_timer_stop(&s.stats);
   uv_timer_stop(&s.auditTimer);
@@ -251,7 +256,8 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
   cmd->add_option("--url-prefix", o.urlPrefix, "Path prefix of the verbs: PREFIX/filter, PREFIX/prioritize, ...");
   cmd->add_option("--tls-cert-file", o.tlsCertFile,
                   "Serve HTTPS on --listen with this PEM certificate (then any intermediates); needs "
-                  "--tls-private-key-file. The probe listener stays plain HTTP");
+                  "--tls-private-key-file. The probe listener stays plain HTTP. The files are re-read every minute: new "
+                  "connections get a renewed certificate (and client CA) without a restart");
   cmd->add_option("--tls-private-key-file", o.tlsPrivateKeyFile, "PEM private key of --tls-cert-file");
   cmd->add_option("--client-ca-file", o.clientCaFile,
                   "With --tls-cert-file: every connection must present a client certificate that chains to a CA "
@@ -378,7 +384,9 @@ int runServe(const ServeOptions& o) {
   }
   if (o.maxBodyBytes != 0) serverConfig.maxBodyBytes = o.maxBodyBytes;
   if (o.maxConnections != 0) serverConfig.maxConnections = o.maxConnections;
-  // HTTPS on the verbs listener only (probeConfig is a copy taken before).
+  // HTTPS on the verbs listener only (probeConfig is a copy taken before), its files re-read
+  // every kTlsReloadCheckMs.
+  std::optional<engine::TlsReloader> tlsReloader;
   if (!o.tlsCertFile.empty() || !o.tlsPrivateKeyFile.empty() || !o.clientCaFile.empty()) {
     if (o.tlsCertFile.empty() || o.tlsPrivateKeyFile.empty()) {
       FLOG_ERROR(o.tlsCertFile.empty() && o.tlsPrivateKeyFile.empty()
@@ -387,7 +395,8 @@ int runServe(const ServeOptions& o) {
       return 1;
     }
     std::string tlsError;
-    serverConfig.tls = engine::TlsContext::load({o.tlsCertFile, o.tlsPrivateKeyFile, o.clientCaFile}, tlsError);
+    tlsReloader.emplace(engine::TlsFiles{o.tlsCertFile, o.tlsPrivateKeyFile, o.clientCaFile});
+    serverConfig.tls = tlsReloader->load(tlsError);
     if (!serverConfig.tls) {
       FLOG_ERROR(log::format("TLS: %s", tlsError.c_str()));
       return 1;
@@ -565,6 +574,10 @@ int runServe(const ServeOptions& o) {
   state.cache = &cache;
   state.server = &server;
   state.probeServer = probeServer ? &*probeServer : nullptr;
+  if (tlsReloader) {
+    tlsReloader->start(loop, server, metrics, kTlsReloadCheckMs);
+    state.tlsReloader = &*tlsReloader;
+  }
   state.ingestor = ingestor.get();
   state.nodes = &metrics.gauge("cache_nodes", "Nodes in the cache");
   state.boundPods = &metrics.gauge("cache_pods", "Pods charged on nodes (reservations excluded)");

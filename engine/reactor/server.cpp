@@ -414,6 +414,11 @@ Server::~Server() {
   while (impl_->openHandles > 0 || impl_->conns) uv_run(impl_->loop, UV_RUN_NOWAIT);
 }
 
+// An open session keeps its SSL_CTX alive (SSL_new takes a reference), so the old context may go.
+void Server::setTls(std::shared_ptr<const TlsContext> tls) {
+  if (impl_->config.tls && tls) impl_->config.tls = std::move(tls);
+}
+
 void Server::addGet(std::string path, GetHandler fn) {
   impl_->router.addGet(std::move(path));
   impl_->gets.push_back(std::move(fn));

@@ -118,6 +118,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // A TLS listener's context from now on (TlsReloader): connections accepted later handshake with
+  // it, open ones keep the one they started with. Loop thread; ignored on a plain listener, which
+  // cannot turn into a TLS one.
+  void setTls(std::shared_ptr<const TlsContext> tls);
   // Serves GET path (exact; a subtree when it ends in '/'). Call before listen().
   void addGet(std::string path, GetHandler fn);
   // Binds and listens (and ignores SIGPIPE process-wide). Returns 0 or a negative libuv error

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -76,26 +77,35 @@ std::vector<X509*> readCerts(std::string_view pem, std::string& error) {
 }  // namespace
 
 std::shared_ptr<TlsContext> TlsContext::load(const TlsFiles& files, std::string& error) {
+  TlsPem pem;
+  return readFiles(files, pem, error) ? fromFiles(files, pem, error) : nullptr;
+}
+
+bool TlsContext::readFiles(const TlsFiles& files, TlsPem& out, std::string& error) {
   if (files.certFile.empty() != files.keyFile.empty()) {
     error = "a server certificate needs both its certificate file and its private key file";
-    return nullptr;
+    return false;
   }
   if (files.certFile.empty()) {
     error = "no server certificate given";
-    return nullptr;
+    return false;
   }
-  std::string cert, key, ca;
-  if (!readFile(files.certFile, "certificate file", cert, error) ||
-      !readFile(files.keyFile, "private key file", key, error) ||
-      (!files.clientCaFile.empty() && !readFile(files.clientCaFile, "client CA file", ca, error))) {
-    return nullptr;
+  out = {};
+  if (!readFile(files.certFile, "certificate file", out.cert, error) ||
+      !readFile(files.keyFile, "private key file", out.key, error) ||
+      (!files.clientCaFile.empty() && !readFile(files.clientCaFile, "client CA file", out.clientCa, error))) {
+    return false;
   }
-  if (!files.clientCaFile.empty() && ca.empty()) {
+  if (!files.clientCaFile.empty() && out.clientCa.empty()) {
     error = "client CA file " + files.clientCaFile + ": empty";
-    return nullptr;
+    return false;
   }
+  return true;
+}
+
+std::shared_ptr<TlsContext> TlsContext::fromFiles(const TlsFiles& files, const TlsPem& pem, std::string& error) {
   std::string detail;
-  std::shared_ptr<TlsContext> ctx = fromPem(cert, key, ca, detail);
+  std::shared_ptr<TlsContext> ctx = fromPem(pem.cert, pem.key, pem.clientCa, detail);
   if (!ctx) {
     // fromPem names the part ("certificate", "private key", "client CA"); add the file.
     if (detail.starts_with("certificate")) {
@@ -142,6 +152,8 @@ std::shared_ptr<TlsContext> TlsContext::fromPem(std::string_view certPem, std::s
     return nullptr;
   }
   const bool used = SSL_CTX_use_certificate(ctx, chain[0]) == 1;
+  std::tm notAfter{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(chain[0]), &notAfter) == 1) self->notAfter_ = timegm(&notAfter);
   X509_free(chain[0]);
   bool chained = used;
   for (size_t i = 1; i < chain.size(); ++i) {

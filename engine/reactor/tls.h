@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,11 +31,22 @@ struct TlsFiles {
   std::string clientCaFile;  // CA certificates for client certificates; empty: none asked for
 };
 
+// The bytes of those files, as read at one moment.
+struct TlsPem {
+  std::string cert, key, clientCa;
+  bool operator==(const TlsPem&) const = default;
+};
+
 class TlsContext {
  public:
   // Reads and checks the files: nullptr and `error` (naming the file and what is wrong: cannot be
   // read, holds no certificate or key, key does not match the certificate) on failure.
   static std::shared_ptr<TlsContext> load(const TlsFiles& files, std::string& error);
+  // load() in two steps, for a caller that compares the bytes before building a context:
+  // readFiles fails (false, `error`) only when a file cannot be read or the CA file is empty;
+  // fromFiles builds from those bytes and names the files in its errors as load() does.
+  static bool readFiles(const TlsFiles& files, TlsPem& out, std::string& error);
+  static std::shared_ptr<TlsContext> fromFiles(const TlsFiles& files, const TlsPem& pem, std::string& error);
   // The same from PEM text (clientCaPem empty: no client certificates asked for).
   static std::shared_ptr<TlsContext> fromPem(std::string_view certPem, std::string_view keyPem,
                                              std::string_view clientCaPem, std::string& error);
@@ -45,11 +57,14 @@ class TlsContext {
   // Every handshake must present a client certificate that chains to the client CA.
   bool verifiesClients() const { return verifiesClients_; }
   ssl_ctx_st* native() const { return ctx_; }
+  // The server certificate's notAfter, in seconds since the epoch.
+  int64_t notAfterUnix() const { return notAfter_; }
 
  private:
   TlsContext() = default;
   ssl_ctx_st* ctx_ = nullptr;
   bool verifiesClients_ = false;
+  int64_t notAfter_ = 0;
 };
 
 // One connection's TLS state (server side).

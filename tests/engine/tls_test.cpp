@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -25,6 +27,7 @@
 
 #include "engine/reactor/server.h"
 #include "engine/reactor/tls.h"
+#include "engine/reactor/tls_reload.h"
 #include "tests/engine/tls_pki.h"
 
 namespace fleetsched::engine {
@@ -245,10 +248,13 @@ const Pki& pki() {
 
 class TlsServerTest : public ::testing::Test {
  protected:
-  void start(bool clientCa = true, ServerConfig config = {}) {
+  // ctx null: the PKI's server certificate, and its CA for clients when clientCa.
+  void start(bool clientCa = true, ServerConfig config = {}, std::shared_ptr<const TlsContext> ctx = nullptr) {
     std::string error;
-    auto ctx = TlsContext::fromPem(pki().server.certPem, pki().server.keyPem,
-                                   clientCa ? std::string_view(pki().ca.certPem) : std::string_view(), error);
+    if (!ctx) {
+      ctx = TlsContext::fromPem(pki().server.certPem, pki().server.keyPem,
+                                clientCa ? std::string_view(pki().ca.certPem) : std::string_view(), error);
+    }
     ASSERT_TRUE(ctx) << error;
     config.tls = ctx;
     config.host = "127.0.0.1";
@@ -259,10 +265,13 @@ class TlsServerTest : public ::testing::Test {
     ASSERT_EQ(server_->listen(), 0);
     port_ = server_->port();
     uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
-      static_cast<Server*>(a->data)->close();
+      auto* self = static_cast<TlsServerTest*>(a->data);
+      if (self->onStop_) self->onStop_();
+      self->server_->close();
       uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
     });
-    stop_.data = server_.get();
+    stop_.data = this;
+    if (beforeRun_) beforeRun_();
     thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
   }
   void TearDown() override {
@@ -297,6 +306,8 @@ class TlsServerTest : public ::testing::Test {
 
   uv_loop_t loop_;
   uv_async_t stop_;
+  std::function<void()> beforeRun_;  // on the test thread, before the loop's thread starts
+  std::function<void()> onStop_;     // on the loop's thread, before the server closes
   EchoHandler handler_;
   Metrics metrics_;
   std::unique_ptr<Server> server_;
@@ -519,6 +530,126 @@ TEST_F(TlsFilesTest, BadFilesAreRefusedWithTheReason) {
     EXPECT_FALSE(TlsContext::load(c.files, error)) << c.want;
     EXPECT_NE(error.find(c.want), std::string::npos) << "error: " << error << "\nwant: " << c.want;
   }
+}
+
+// ---- TlsReloader: the listener follows its certificate files ----
+
+class TlsReloadTest : public TlsServerTest {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fleetsched-tls-reload-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    files_ = {(dir_ / "tls.crt").string(), (dir_ / "tls.key").string(), (dir_ / "ca.crt").string()};
+  }
+  void TearDown() override {
+    TlsServerTest::TearDown();
+    std::filesystem::remove_all(dir_);
+  }
+  // Replaces a file the way kubelet updates a mounted Secret: the new bytes appear at once.
+  void put(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream(tmp) << text;
+    std::filesystem::rename(tmp, path);
+  }
+  void putPair(const KeyPair& server) {
+    put(files_.certFile, server.certPem);
+    put(files_.keyFile, server.keyPem);
+    put(files_.clientCaFile, pki().ca.certPem);
+  }
+  // The common name of the certificate a new connection is served.
+  std::string servedName() {
+    TlsClient c(port_, good());
+    if (!c.handshake()) return "(handshake failed)";
+    X509* peer = SSL_get1_peer_certificate(c.ssl());
+    char cn[256] = {};
+    X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, sizeof cn);
+    X509_free(peer);
+    return cn;
+  }
+  // Starts the server with a reloader checking every intervalMs.
+  void startReloading(uint64_t intervalMs) {
+    reloader_ = std::make_unique<TlsReloader>(files_);
+    std::string error;
+    std::shared_ptr<const TlsContext> ctx = reloader_->load(error);
+    ASSERT_TRUE(ctx) << error;
+    beforeRun_ = [this, intervalMs] {
+      reloader_->start(&loop_, *server_, metrics_, intervalMs);
+      uv_async_init(&loop_, &check_, [](uv_async_t* a) {
+        auto* self = static_cast<TlsReloadTest*>(a->data);
+        self->checked_.set_value(self->reloader_->check());
+      });
+      check_.data = this;
+    };
+    onStop_ = [this] {
+      reloader_->close();
+      uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
+    };
+    start(true, {}, ctx);
+  }
+  // One check on the loop's thread, where the timer runs it (the server's context is the loop's).
+  TlsReloader::Result check() {
+    checked_ = {};
+    std::future<TlsReloader::Result> result = checked_.get_future();
+    uv_async_send(&check_);
+    return result.get();
+  }
+
+  std::filesystem::path dir_;
+  TlsFiles files_;
+  std::unique_ptr<TlsReloader> reloader_;
+  uv_async_t check_;
+  std::promise<TlsReloader::Result> checked_;
+};
+
+TEST_F(TlsReloadTest, NewConnectionsGetTheRenewedCertificateOpenOnesKeepServing) {
+  const KeyPair first = makeCert("fleetsched", Role::kServer, &pki().ca);
+  const KeyPair renewed = makeCert("fleetsched-renewed", Role::kServer, &pki().ca, -60, 7 * 86400);
+  putPair(first);
+  startReloading(20);
+  ASSERT_EQ(servedName(), "fleetsched");
+  TlsClient open(port_, good());
+  ASSERT_TRUE(open.handshake());
+
+  putPair(renewed);
+  std::string name;
+  for (int i = 0; i < 250 && (name = servedName()) != "fleetsched-renewed"; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(name, "fleetsched-renewed") << "the listener never took the renewed certificate";
+  ASSERT_TRUE(open.send(post("/filter", "old")));
+  EXPECT_EQ(open.next().body, "filter:old verified");  // the connection made before the change
+  EXPECT_EQ(metric("fleetsched_tls_reloads_total{result=\"success\"}"), 1);
+  EXPECT_EQ(metric("fleetsched_tls_reloads_total{result=\"failure\"}"), 0);
+  // The gauge follows the certificate served: the renewed one lapses in about 7 days.
+  const double notAfter = metric("fleetsched_tls_certificate_expiry_timestamp_seconds");
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_NEAR(notAfter - now, 7 * 86400 - 60, 120);
+}
+
+TEST_F(TlsReloadTest, FilesThatDoNotBuildLeaveTheCurrentCertificateServing) {
+  const KeyPair first = makeCert("fleetsched", Role::kServer, &pki().ca);
+  const KeyPair next = makeCert("fleetsched-next", Role::kServer, &pki().ca);
+  putPair(first);
+  startReloading(60'000);  // ticks by hand below: check() runs what every tick runs
+  EXPECT_EQ(check(), TlsReloader::Result::kUnchanged);
+
+  put(files_.keyFile, next.keyPem);  // half an update: the next key beside the old certificate
+  EXPECT_EQ(check(), TlsReloader::Result::kFailed);
+  EXPECT_NE(reloader_->lastError().find("does not match certificate file"), std::string::npos) << reloader_->lastError();
+  EXPECT_EQ(check(), TlsReloader::Result::kFailed);  // same bytes: no second attempt
+  EXPECT_EQ(servedName(), "fleetsched");
+  EXPECT_EQ(metric("fleetsched_tls_reloads_total{result=\"failure\"}"), 1);
+
+  std::filesystem::remove(files_.certFile);  // gone for a moment
+  EXPECT_EQ(check(), TlsReloader::Result::kFailed);
+  EXPECT_NE(reloader_->lastError().find("cannot read"), std::string::npos) << reloader_->lastError();
+  EXPECT_EQ(servedName(), "fleetsched");
+
+  put(files_.certFile, next.certPem);  // the update completes
+  EXPECT_EQ(check(), TlsReloader::Result::kReloaded);
+  EXPECT_EQ(reloader_->lastError(), "");
+  EXPECT_EQ(servedName(), "fleetsched-next");
+  EXPECT_EQ(check(), TlsReloader::Result::kUnchanged);
 }
 
 }  // namespace
