@@ -76,25 +76,10 @@ mkdir -p "$out"
 [ -n "$render_dir" ] || trap 'rm -rf "$out"' EXIT
 chart=$deploy/helm/fleetsched
 
-for mode in sidecar standalone plugin; do
-  echo "check.sh: helm lint --strict ($mode)"
-  "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" \
-    --set mode="$mode" --set serviceMonitor.enabled=true >/dev/null
-  echo "check.sh: helm template ($mode)"
-  "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
-    --set mode="$mode" >"$out/chart-$mode.yaml"
-done
-# The optional pieces render too (not dry-run: the ServiceMonitor CRD may be absent).
-"$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
-  --set serviceMonitor.enabled=true --set mode=standalone --set replicaCount=2 \
-  --set server.urlPrefix=/scheduler --set extender.verbs.bind= >"$out/chart-options.yaml"
-# The plugin shape with Fleetsched scoring alone ("*": it is enabled again by name) and 3 replicas.
-"$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
-  --set serviceMonitor.enabled=true --set mode=plugin --set replicaCount=3 \
-  --set 'plugin.disabledScorePlugins={*}' >"$out/chart-plugin-options.yaml"
-# Standalone over HTTPS with client certificates (server.tls). kube-scheduler loads the extender's
-# tlsConfig files when it builds the extender: point them at a throwaway pair openssl makes here.
-tls_values=(--set mode=standalone --set server.tls.enabled=true --set server.tls.secretName=fleetsched-tls)
+# Standalone binds over HTTPS with client certificates (server.tls): the chart refuses it otherwise.
+# kube-scheduler loads the extender's tlsConfig files when it builds the extender: point them at a
+# throwaway pair openssl makes here.
+tls_values=(--set server.tls.enabled=true --set server.tls.secretName=fleetsched-tls)
 if command -v openssl >/dev/null; then
   mkdir -p "$out/tls"
   for n in ca client; do
@@ -105,12 +90,32 @@ if command -v openssl >/dev/null; then
     --set "server.tls.scheduler.keyFile=$out/tls/client.key" --set "server.tls.scheduler.caFile=$out/tls/ca.crt"
     --set server.tls.scheduler.serverName=fleetsched.kube-system.svc)
 fi
-echo "check.sh: helm lint --strict, helm template (standalone, server.tls)"
-"$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${tls_values[@]}" >/dev/null
+for mode in sidecar standalone plugin; do
+  modeValues=(--set mode="$mode")
+  [ "$mode" != standalone ] || modeValues+=("${tls_values[@]}")
+  echo "check.sh: helm lint --strict ($mode)"
+  "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+    "${modeValues[@]}" --set serviceMonitor.enabled=true >/dev/null
+  echo "check.sh: helm template ($mode)"
+  "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+    "${modeValues[@]}" >"$out/chart-$mode.yaml"
+done
+# Standalone binding over plain HTTP is refused, with the way out in the message.
+if "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+  --set mode=standalone >/dev/null 2>"$out/plain-bind.err" || ! grep -q "enable server.tls" "$out/plain-bind.err"; then
+  echo "check.sh: the chart must refuse mode=standalone with bind over plain HTTP" >&2
+  exit 1
+fi
+# The optional pieces render too (not dry-run: the ServiceMonitor CRD may be absent).
 "$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
-  "${tls_values[@]}" >"$out/chart-standalone-tls.yaml"
+  --set serviceMonitor.enabled=true --set mode=standalone --set replicaCount=2 \
+  --set server.urlPrefix=/scheduler --set extender.verbs.bind= >"$out/chart-options.yaml"
+# The plugin shape with Fleetsched scoring alone ("*": it is enabled again by name) and 3 replicas.
+"$helm" template fleetsched "$chart" --kube-version "$kube_version" --namespace "$namespace" \
+  --set serviceMonitor.enabled=true --set mode=plugin --set replicaCount=3 \
+  --set 'plugin.disabledScorePlugins={*}' >"$out/chart-plugin-options.yaml"
 rendered=("$out/chart-sidecar.yaml" "$out/chart-standalone.yaml" "$out/chart-plugin.yaml"
-  "$out/chart-options.yaml" "$out/chart-plugin-options.yaml" "$out/chart-standalone-tls.yaml")
+  "$out/chart-options.yaml" "$out/chart-plugin-options.yaml")
 if [ ${#values[@]} -gt 0 ]; then
   echo "check.sh: helm lint --strict, helm template (${values[*]})"
   "$helm" lint --strict "$chart" --kube-version "$kube_version" --namespace "$namespace" "${values[@]}" >/dev/null
@@ -136,6 +141,9 @@ kube_scheduler=${KUBE_SCHEDULER:-$(ls -1 "$cache"/k8s-v*/bin/kube-scheduler 2>/d
 if [ -n "$kube_scheduler" ] && [ -x "$kube_scheduler" ]; then
   echo "check.sh: $("$kube_scheduler" --version) loads every KubeSchedulerConfiguration"
   for f in "$out"/scheduler-configs/*.yaml; do
+    # deploy/kubernetes/standalone.yaml's extender tlsConfig names files on kube-scheduler's host:
+    # the throwaway pair above stands in for them.
+    [ ! -d "$out/tls" ] || sed -i "s#/etc/kubernetes/fleetsched/#$out/tls/#" "$f"
     if ! timeout 60 "$kube_scheduler" --config="$f" --master=http://127.0.0.1:1 \
         --write-config-to="${f%.yaml}.effective" >"${f%.yaml}.log" 2>&1; then
       echo "check.sh: kube-scheduler rejects ${f##*/}:" >&2

@@ -8,6 +8,8 @@ Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
   - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
   - sidecar shape: fleetsched's --listen on loopback (the verbs are for the kube-scheduler beside it);
+  - fleetsched with --bind listening off loopback: HTTPS with client certificates (--tls-cert-file,
+    --client-ca-file), so only kube-scheduler can make it post Bindings;
   - plugin shape (a fleetsched-scheduler container): kube-scheduler's probes on /healthz and /readyz,
     and no fleetsched container beside it;
   - Deployments: hardened pod and container security contexts, requests and limits on every
@@ -107,6 +109,14 @@ def flagValue(container, name):
     return None
 
 
+def hasFlag(container, name):
+    """Whether `--name` or `--name=...` is among the container's args."""
+    return any(str(a) == f"--{name}" or str(a).startswith(f"--{name}=") for a in container.get("args") or [])
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
 def listenAddress(container):
     m = re.fullmatch(r"(\S*):(\d+)", flagValue(container, "listen") or "")
     return (m.group(1), int(m.group(2))) if m else ("127.0.0.1", 8888)  # fleetsched serve's default
@@ -166,6 +176,12 @@ def checkDeployment(where, obj, context):
         error(where, f"terminationGracePeriodSeconds {grace} must exceed fleetsched's preStop sleep "
                      f"({preStopSleep(c)} s) plus --shutdown-grace ({shutdownGrace(c)} s): kubelet would kill "
                      "it mid-drain")
+    # Off loopback, a /bind any caller can send would make fleetsched post Bindings with its own
+    # token: only over HTTPS with client certificates (kube-scheduler's extender tlsConfig).
+    if hasFlag(c, "bind") and listenHost(c) not in LOOPBACK and not (
+            flagValue(c, "tls-cert-file") and flagValue(c, "client-ca-file")):
+        error(where, f"fleetsched --bind with --listen on {listenHost(c)} needs --tls-cert-file and "
+                     "--client-ca-file: anyone who reaches the port could have it bind pods")
     context["listenPorts"].append(listenPort(c))
     context["listenHosts"].append((where, listenHost(c)))
     context["sidecar"] |= "kube-scheduler" in names
@@ -402,7 +418,7 @@ def main():
         if context["sidecar"]:
             # The verbs (bind posts Bindings) only for the kube-scheduler in the same pod.
             for where, host in context["listenHosts"]:
-                if host not in ("127.0.0.1", "localhost", "[::1]"):
+                if host not in LOOPBACK:
                     error(where, f"sidecar fleetsched must --listen on loopback, not {host} "
                                  "(probes and metrics go to --probe-listen)")
             for where, host, port in context["extenderURLs"]:

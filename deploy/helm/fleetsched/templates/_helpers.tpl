@@ -236,6 +236,10 @@ profiles:
   - --url-prefix={{ .Values.server.urlPrefix }}
   {{- end }}
   {{- if .Values.extender.verbs.bind }}
+  {{- /* Off loopback, a bind any caller can send makes fleetsched post Bindings with its own token. */}}
+  {{- if and (not (include "fleetsched.sidecar" .)) (not (and (include "fleetsched.tls" .) .Values.server.tls.requireClientCert)) }}
+  {{- fail "mode standalone binds pods for callers on the network: enable server.tls (with requireClientCert) so only kube-scheduler's client certificate is served, or set extender.verbs.bind=\"\" to let kube-scheduler bind" }}
+  {{- end }}
   - --bind
   {{- end }}
   {{- with .Values.server.maxBodyBytes }}
