@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "engine/service/extender_service.h"
 #include "log/log.h"
 #include "plugins/config.h"
+#include "tests/engine/test_data.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -104,6 +106,28 @@ TEST_F(DecisionsTest, DebugPodShowsTheLastFilterNodeByNode) {
   r = get("/debug/pods/ml/train-0");
   EXPECT_THAT(r.body, HasSubstr(R"("uid":"u2")"));
   EXPECT_THAT(r.body, Not(HasSubstr("prioritize")));
+}
+
+// Full-Nodes mode: the request's own Node objects are judged (not the cache), and the record
+// names them as the request does.
+TEST_F(DecisionsTest, DebugPodShowsAFullNodesFilterNodeByNode) {
+  start(4);
+  // The codec's full-Nodes request (gpu-a, gpu-b, cpu-1), its model allow-list left out so that
+  // the two GPU nodes pass.
+  std::string body = testdata::readFile(std::filesystem::path(testdata::dataDir()) / "codec" / "extender_args_nodes.json");
+  const std::string models = R"("fleetsched.io/gpu-models":"A100|H100",)";
+  ASSERT_NE(body.find(models), std::string::npos);
+  body.erase(body.find(models), models.size());
+  const std::string reply = call(Verb::Filter, body);
+  ASSERT_THAT(reply, HasSubstr(R"("FailedAndUnresolvableNodes":{"cpu-1":"node has no nvidia.com/gpu)"));
+  LocalResponse r = get("/debug/pods/ml/train-llama-0");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr(R"("uid":"6f1c2a9e-4b7d-4e11-9a3c-0d2b8e5f7a10","filter":{"time":")"));
+  EXPECT_THAT(r.body, HasSubstr(R"("nodes":3,"kept":2,)"));
+  EXPECT_THAT(r.body, HasSubstr(R"("gpu-a":"pass")"));
+  EXPECT_THAT(r.body, HasSubstr(R"("gpu-b":"pass")"));
+  EXPECT_THAT(r.body, HasSubstr(R"("cpu-1":"unresolvable: node has no nvidia.com/gpu)"));
+  EXPECT_THAT(r.body, Not(HasSubstr("ip-10-0-")));  // the cache's fleet plays no part
 }
 
 TEST_F(DecisionsTest, KeepsTheMostRecentlyDecidedPods) {
