@@ -9,7 +9,9 @@ clients misbehave. Starts serve on a corpus, runs one scenario, prints one JSON 
           same moments, and the well-behaved client's latencies.
   big     one client sends a large full-Nodes filter while another sends NodeNames filters back
           to back; reports the big request's status and time, and the small requests' longest
-          latency (how long the big one stalled them).
+          latency (how long the big one stalled them). The big request is sent and its answer
+          read by a process of its own: from the prober's process, building and reading 60 MB
+          held Python's GIL and stalled the prober by itself (up to 50 ms at once).
 
 The corpus: fleetsched gen-fleet -o DIR -n 5000 --bound-pods 20000 --requests 8 --full-mode-nodes N
 (requests-full.ndjson bodies of N nodes; 5,000 nodes make ~60 MB bodies).
@@ -20,6 +22,7 @@ Extra serve flags after `--`, e.g. `-- --max-buffered-bytes 268435456`.
 """
 import argparse
 import json
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -67,12 +70,13 @@ def read_response(sock, buf):
         k, _, v = line.partition(b":")
         if k.strip().lower() == b"content-length":
             length = int(v)
+    rest = bytearray(rest)  # appending to bytes copied the whole answer per read: 60 MB, quadratic
     while len(rest) < length:
         chunk = sock.recv(1 << 20)
         if not chunk:
             return 0, b""
         rest += chunk
-    return status, rest[length:]
+    return status, bytes(rest[length:])
 
 
 class Prober(threading.Thread):
@@ -163,9 +167,21 @@ def stuck(args, pid, port, names, full):
     return out
 
 
+def send_big(port, req, result):
+    """The big request, from a process of its own: (status, ms) into `result`."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(120)
+    t0 = time.monotonic()
+    s.sendall(req)
+    status, _ = read_response(s, b"")
+    result.send((status, round(1e3 * (time.monotonic() - t0), 1)))
+    s.close()
+
+
 def big(args, pid, port, names, full):
     body = full[0]
     out = {"scenario": "big", "bodyBytes": len(body), "rssBeforeKiB": rss_kib(pid)}
+    req = request(body)
     prober = Prober(port, names[0], 0)
     prober.start()
     time.sleep(1.0)
@@ -179,13 +195,12 @@ def big(args, pid, port, names, full):
             time.sleep(0.02)
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(120)
-    t0 = time.monotonic()
-    s.sendall(request(body))
-    status, _ = read_response(s, b"")
-    out["bigStatus"], out["bigMs"] = status, round(1e3 * (time.monotonic() - t0), 1)
-    s.close()
+    ctx = multiprocessing.get_context("fork")
+    result, child_end = ctx.Pipe(duplex=False)
+    sender = ctx.Process(target=send_big, args=(port, req, child_end))
+    sender.start()
+    out["bigStatus"], out["bigMs"] = result.recv() if result.poll(180) else (0, None)
+    sender.join()
     time.sleep(1.0)
     done.set()
     prober.stop = True
