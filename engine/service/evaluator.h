@@ -1,0 +1,145 @@
+// Evaluator: decodes, decides and encodes one filter or prioritize request against a cache
+// snapshot, with all the scratch that takes (the decoder and its full-Nodes memo, the request's
+// node records, CycleState, the profile's scratch, the NodeNames name table and column rows),
+// kept for the next request.
+//
+// It reads the immutable plugins::Config and the snapshot it is given, and writes only itself
+// and the request's status and response. What a request changes in the service's shared state
+// (metrics, the pod ledger that bind checks, the decision log behind /debug/pods) is applied by
+// ExtenderService from what the evaluator kept: outcome(), pod() and explain*().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache.h"
+#include "cache/node_builder.h"
+#include "codec/decoder.h"
+#include "codec/encoder.h"
+#include "codec/extender.h"
+#include "codec/node_name_table.h"
+#include "engine/reactor/handler.h"
+#include "engine/service/decision_log.h"
+#include "plugins/config.h"
+#include "plugins/profile.h"
+
+namespace fleetsched::engine {
+
+class Evaluator {
+ public:
+  // At this -v level each decision is logged (explainFilter / explainPrioritize).
+  static constexpr int kDecisionLogLevel = 4;
+
+  // What the last run() did, for the service's metrics and trace line.
+  struct Outcome {
+    bool decoded = false;  // false: req got 400/413 and nothing else below is set
+    uint64_t startNs = 0, parsedNs = 0, decidedNs = 0, encodedNs = 0;  // uv_hrtime
+    size_t nodes = 0;         // request nodes the cache (or the request) resolved
+    size_t unknownNodes = 0;  // NodeNames: names the cache does not know
+    size_t reusedNodes = 0;   // full-Nodes: node objects copied from the decoder's memo
+  };
+
+  Evaluator(const plugins::Config& config, plugins::Interpretation interpretation, size_t maxBodyBytes);
+
+  // Filter or prioritize: fills req.status and req.response from the request's body and `snap`.
+  void run(ExtenderRequest& req, const cache::Snapshot& snap);
+  const Outcome& outcome() const { return outcome_; }
+  // The last request's pod (views into its body: valid while the body is).
+  const codec::Pod& pod() const { return args_.pod; }
+
+  // The last filter's / prioritize's decision node by node into `log` (when not null), and one
+  // line at -v=kDecisionLogLevel. `snap` is the one run() decided on.
+  void explainFilter(const cache::Snapshot& snap, DecisionLog* decisions);
+  void explainPrioritize(const cache::Snapshot& snap, DecisionLog* decisions);
+
+ private:
+  void filter(ExtenderRequest& req, const cache::Snapshot& snap);
+  void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
+  // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
+  // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
+  bool decodeArgs(ExtenderRequest& req, const cache::Snapshot& snap);
+  void badRequest(ExtenderRequest& req);
+  // The phases' end times into outcome_ (encoding ends now).
+  void stamp(uint64_t start, uint64_t parsed, uint64_t decided);
+  // NodeNames mode: rebuilds names_ when `snap`'s node set is not the one it describes.
+  void refreshNames(const cache::Snapshot& snap);
+  // NodeNames mode: resolves args_.nodeNames through names_ into the own* vectors.
+  void resolveNames(const cache::Snapshot& snap);
+  // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
+  // version moved on), or nullptr when the profile cannot use them.
+  const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // runFilter over nodes_, through the rows in NodeNames mode.
+  plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // NodeNames filter: a verdict byte per node into verdict_ (failure codes in *failures_), the
+  // kept nodes' ids into passedIds_ (reply order). When the run has more distinct failures than
+  // codes, wideCodes() instead (failures_ null).
+  void filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // A verdict per node into wideVerdict_ from runFilter's statuses_: kColumnFailed + i for a
+  // node i that fails; passedIds_ as filterByCodes fills it.
+  void wideCodes();
+  // passedIds_ from `verdict` (kColumnPass: kept), with a preemptor's nominated node kept when
+  // `unschedulable(its verdict)`.
+  template <class Code, class Unschedulable>
+  void gatherPassed(std::span<Code> verdict, Unschedulable unschedulable);
+  // NodeNames mode: the filter reply from names_ and the verdicts (codec::encodeNodeNamesFilter).
+  void encodeNodeNamesFilter(codec::Buffer& out);
+  // Records by cache id in NodeNames mode, by position in full-Nodes mode.
+  void recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out);
+  uint16_t explainCode(const plugins::Status& s);
+
+  const plugins::Config& config_;
+  Outcome outcome_;
+  codec::Decoder decoder_;
+  codec::ExtenderArgs args_;
+  codec::FilterResult filterResult_;
+  std::vector<codec::HostPriority> priorities_;
+  // The request's nodes, for this request only: views into the own* vectors (resolved per
+  // request in NodeNames mode, built from the request's objects in Nodes mode).
+  std::span<const plugins::NodeInfo* const> nodes_;
+  std::span<const uint32_t> inputIndex_;  // nodes_[i] came from request node inputIndex_[i]
+  std::span<const std::string_view> unknown_;
+  std::span<const uint32_t> nodeIds_;  // NodeNames: nodeIds_[i] is nodes_[i]'s id
+  std::vector<const plugins::NodeInfo*> ownNodes_;
+  std::vector<uint32_t> ownInputIndex_;
+  std::vector<uint32_t> ownNodeIds_;
+  std::vector<std::string_view> ownUnknown_;
+  std::vector<uint32_t> listIds_;  // NodeNames: an id or kNoNode per listed name
+  // NodeNames mode: names by node set (lookup, ranks, encoded names).
+  codec::NodeNameTable names_;
+  // What the column filters read, refreshed per snapshot version chunk by chunk (engine-side,
+  // like names_).
+  plugins::NodeColumns columns_;
+  std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
+  std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
+  std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
+  std::vector<uint32_t> wideVerdict_;  // the same when there are more failures than codes
+  const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
+  plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
+  std::vector<codec::FilterReason> reasons_;  // what each verdict code means on the wire
+  std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
+  std::vector<plugins::Status> statuses_;
+  std::vector<uint32_t> listedIds_;  // prioritize, NodeNames: the listed entries' ids
+  std::vector<int32_t> kept_;        // prioritize, NodeNames: the listed entries' scores
+  std::vector<uint32_t> inputIndexFeasible_;
+  std::vector<const plugins::NodeInfo*> feasibleNodes_;
+  std::vector<int32_t> feasibleScores_;
+  std::vector<uint32_t> feasibleIds_;
+  cache::NodeBuilder builder_;
+  plugins::CycleState state_;
+  plugins::ProfileScratch scratch_;
+  // Decisions (explainFilter / explainPrioritize): the request's verdicts by position
+  // (DecisionLog::kPass or an index into explainStatuses_), scores by position.
+  DecisionLog::NameTable nameTable_;  // node names by id for nameTableVersion_'s node set
+  uint64_t nameTableVersion_ = 0;
+  std::vector<uint16_t> explainCodes_;
+  std::vector<plugins::Status> explainStatuses_;
+  std::unordered_map<std::string_view, uint16_t> explainIndex_;
+  std::vector<int16_t> explainScores_;
+  std::string explainText_;
+};
+
+}  // namespace fleetsched::engine
