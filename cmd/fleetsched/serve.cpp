@@ -468,6 +468,9 @@ int runServe(const ServeOptions& o) {
   serviceOptions.bindNeedsVerifiedFilter = !o.clientCaFile.empty();
   // One body limit: what the HTTP layer accepts, the decoder decodes.
   serviceOptions.maxBodyBytes = serverConfig.maxBodyBytes;
+  // Filter and prioritize bodies of engine::kOffLoopBodyBytes or more are evaluated on the
+  // service's worker thread and answered on this loop.
+  serviceOptions.loop = loop;
   engine::ExtenderService service(cache, *config, metrics, serviceOptions);
   engine::Server server(loop, serverConfig, service, metrics);
   std::optional<engine::Server> probeServer;

@@ -55,6 +55,12 @@ class BatchHandler {
   virtual ~BatchHandler() = default;
   // Called on the reactor thread with every request completed in this loop turn.
   virtual void handleBatch(std::span<ExtenderRequest*> batch) = 0;
+  // Asked on the reactor thread for each extender request as it is framed (verb and body set):
+  // true when handleBatch will defer it and evaluate it on another thread. The reactor then
+  // frames no further request of its connection until its answer is queued, so a connection's
+  // requests are still decided one after the other, in order (input that arrives meanwhile
+  // waits, as behind maxPipelined). Must give the same answer in handleBatch.
+  virtual bool answersOffLoop(const ExtenderRequest& /*req*/) const { return false; }
   // GET /readyz: true once the handler's state is usable (cache synced).
   virtual bool ready() const { return true; }
 };

@@ -153,6 +153,7 @@ struct Slot {
   bool handled = false;
   bool waiting = false;    // deferred by the handler, complete() not yet called
   bool completed = false;  // complete() called (possibly inside handleBatch)
+  bool offLoop = false;    // BatchHandler::answersOffLoop: nothing is framed after it until answered
   bool http10 = false;
   bool keepAlive = true;
 
@@ -172,6 +173,7 @@ struct Slot {
     verb = -1;
     handled = false;
     completed = false;
+    offLoop = false;
   }
 };
 

@@ -125,10 +125,12 @@ void Server::Impl::failTls(Connection* c) {
 void Server::Impl::consume(Connection* c, const char* data, size_t len, uint64_t nowNs) {
   while (len > 0 && c->state == ConnState::kOpen) {
     // Between requests, a connection already holding kMaxQueuedWriteBytes of bodies and unsent
-    // answers frames no more: the rest waits until its answers are written.
+    // answers frames no more: the rest waits until its answers are written. Nor does one whose
+    // last request is answered off the loop thread, until that answer is queued.
     if (c->used >= config.maxPipelined ||
-        (c->used > 0 && c->parser.phase() == RequestParser::Phase::kIdle &&
-         c->slotsCharged + c->outCharged >= kMaxQueuedWriteBytes)) {
+        (c->used > 0 && (c->slots[c->used - 1]->offLoop ||
+                         (c->parser.phase() == RequestParser::Phase::kIdle &&
+                          c->slotsCharged + c->outCharged >= kMaxQueuedWriteBytes)))) {
       c->stash.append(data, len);
       c->stashNs = nowNs;
       return;
@@ -226,6 +228,7 @@ void Server::Impl::dispatch(Connection* c) {
       s.req.verb = m.verb;
       s.req.body = s.body.view();
       s.req.peerVerified = c->tls != nullptr && c->tls->peerVerified();
+      s.offLoop = handler.answersOffLoop(s.req);
       s.charged = s.body.size();
       c->slotsCharged += s.charged;
       charge(s.charged);

@@ -40,8 +40,11 @@ int64_t unixMillis() {
 
 }  // namespace
 
-Evaluator::Evaluator(const plugins::Config& config, plugins::Interpretation interpretation, size_t maxBodyBytes)
-    : config_(config), decoder_(maxBodyBytes), builder_(std::move(interpretation)) {}
+Evaluator::Evaluator(const plugins::Config& config, plugins::Interpretation interpretation, size_t maxBodyBytes,
+                     bool nodeMemo)
+    : config_(config), decoder_(maxBodyBytes), builder_(std::move(interpretation)) {
+  decoder_.setNodeMemo(nodeMemo);
+}
 
 void Evaluator::run(ExtenderRequest& req, const cache::Snapshot& snap) {
   req.status = 200;

@@ -6,7 +6,10 @@
 // It reads the immutable plugins::Config and the snapshot it is given, and writes only itself
 // and the request's status and response. What a request changes in the service's shared state
 // (metrics, the pod ledger that bind checks, the decision log behind /debug/pods) is applied by
-// ExtenderService from what the evaluator kept: outcome(), pod() and explain*().
+// ExtenderService on the reactor's loop thread from what the evaluator kept: outcome(), pod()
+// and explain*(). So one Evaluator is used by one thread at a time: the service has one for the
+// loop thread and one for its off-loop worker (extender_service.h), and the worker's is lent to
+// the loop thread from the end of a request's evaluation until the service has finished it.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +46,9 @@ class Evaluator {
     size_t reusedNodes = 0;   // full-Nodes: node objects copied from the decoder's memo
   };
 
-  Evaluator(const plugins::Config& config, plugins::Interpretation interpretation, size_t maxBodyBytes);
+  // nodeMemo: the decoder keeps the full-Nodes memo (codec::Decoder::setNodeMemo).
+  Evaluator(const plugins::Config& config, plugins::Interpretation interpretation, size_t maxBodyBytes,
+            bool nodeMemo = true);
 
   // Filter or prioritize: fills req.status and req.response from the request's body and `snap`.
   void run(ExtenderRequest& req, const cache::Snapshot& snap);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "cache/binding.h"
 #include "codec/encoder.h"
@@ -22,13 +25,45 @@ constexpr std::string_view kNoBinder =
 
 }  // namespace
 
+// The worker thread and what it shares with the loop thread. The worker takes requests from
+// `queue` one at a time, pins a snapshot with its own reader, evaluates the request with its
+// own evaluator into the request's response, then lends the evaluator and the snapshot to the
+// loop thread: `done`, and `evaluated` wakes the loop. The loop thread finishes the request
+// (ExtenderService::finish), clears `done` and completes the request; meanwhile the worker
+// waits, then releases the snapshot itself (a cache::Reader is one thread's) and takes the next. One worker rather than libuv's pool of 4: each
+// such request holds ~4 bytes of simdjson index per body byte while it is decoded (a second at
+// once would add ~250 MB at 64 MB), on 2 cores a second would only share the other core, and
+// one decoder keeps its full-Nodes memo warm from one request to the next.
+struct ExtenderService::OffLoop {
+  OffLoop(cache::Cache& cache, const plugins::Config& config, size_t maxBodyBytes)
+      : evaluator(config, cache.interpretation(), maxBodyBytes), reader(cache) {}
+
+  Evaluator evaluator;    // the worker's, lent to the loop thread while `done` is set
+  cache::Reader reader;   // the worker's
+
+  uv_async_t evaluated;  // worker -> loop: `done` is set; referenced only while inFlight > 0
+  size_t inFlight = 0;   // loop thread: requests handed over and not completed
+  bool closed = false;   // loop thread: `evaluated` was closed
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<ExtenderRequest*> queue;  // (mutex) waiting for the worker, in arrival order
+  ExtenderRequest* done = nullptr;     // (mutex) evaluated; the loop thread has the evaluator
+  const cache::Snapshot* snap = nullptr;  // (mutex) what `done` was decided on, while it is set
+  bool stop = false;                   // (mutex)
+  std::thread thread;
+};
+
 ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& config, Metrics& metrics,
                                  ServiceOptions options)
     : cache_(cache),
       reader_(cache),
       config_(config),
       options_(options),
-      evaluator_(config, cache.interpretation(), options.maxBodyBytes),
+      // With a worker, only its decoder keeps a full-Nodes memo (up to one maximal body of node
+      // bytes; a second would add as much again): the loop's decodes bodies under
+      // offLoopBodyBytes in full, in under ~2 ms by the threshold's measure.
+      evaluator_(config, cache.interpretation(), options.maxBodyBytes, options.loop == nullptr),
       decoder_(options.maxBodyBytes) {
   if (options_.debugDecisions > 0) decisions_ = std::make_unique<DecisionLog>(options_.debugDecisions);
   const char* help = "Time spent per request phase";
@@ -42,9 +77,34 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
                                   "ingestion) instead of blocking the reactor");
   nodesReused_ = &metrics.counter("full_nodes_reused_total",
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
+  if (options_.loop != nullptr) {
+    offLoop_ = std::make_unique<OffLoop>(cache, config, options.maxBodyBytes);
+    uv_async_init(options_.loop, &offLoop_->evaluated, &ExtenderService::onEvaluated);
+    offLoop_->evaluated.data = this;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&offLoop_->evaluated));  // nothing in flight yet
+    offLoop_->thread = std::thread([this] { runWorker(); });
+  }
 }
 
-ExtenderService::~ExtenderService() = default;
+ExtenderService::~ExtenderService() {
+  if (!offLoop_) return;
+  OffLoop& o = *offLoop_;
+  {
+    std::lock_guard lock(o.mutex);
+    o.stop = true;
+  }
+  o.wake.notify_one();
+  o.thread.join();
+  o.done = nullptr;  // never finished (the caller broke the contract): its snapshot is gone
+  uv_close(reinterpret_cast<uv_handle_t*>(&o.evaluated),
+           [](uv_handle_t* h) { static_cast<ExtenderService*>(h->data)->offLoop_->closed = true; });
+  while (!o.closed) uv_run(options_.loop, UV_RUN_NOWAIT);
+}
+
+bool ExtenderService::answersOffLoop(const ExtenderRequest& req) const {
+  return offLoop_ != nullptr && (req.verb == Verb::Filter || req.verb == Verb::Prioritize) &&
+         req.body.size() >= options_.offLoopBodyBytes;
+}
 
 void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
   // One snapshot for the whole batch: every request of the turn sees the same cluster.
@@ -55,6 +115,10 @@ void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
     switch (req->verb) {
       case Verb::Filter:
       case Verb::Prioritize:
+        if (answersOffLoop(*req)) {
+          offload(req);
+          break;
+        }
         evaluator_.run(*req, snap);
         finish(*req, evaluator_, snap);
         break;
@@ -82,6 +146,60 @@ void ExtenderService::finish(const ExtenderRequest& req, Evaluator& e, const cac
   } else {
     e.explainPrioritize(snap, decisions_.get());
   }
+}
+
+void ExtenderService::offload(ExtenderRequest* req) {
+  OffLoop& o = *offLoop_;
+  req->deferred = true;
+  // Keeps uv_run going until the answer is in: the worker reads the request's body, which the
+  // reactor frees only after complete() (a server stopped meanwhile included).
+  if (o.inFlight++ == 0) uv_ref(reinterpret_cast<uv_handle_t*>(&o.evaluated));
+  {
+    std::lock_guard lock(o.mutex);
+    o.queue.push_back(req);
+  }
+  o.wake.notify_one();
+}
+
+void ExtenderService::runWorker() {
+  OffLoop& o = *offLoop_;
+  std::unique_lock lock(o.mutex);
+  for (;;) {
+    o.wake.wait(lock, [&o] { return o.stop || !o.queue.empty(); });
+    if (o.stop) return;
+    ExtenderRequest* req = o.queue.front();
+    o.queue.pop_front();
+    lock.unlock();
+    const cache::Snapshot snap = o.reader.acquire();
+    o.evaluator.run(*req, snap);
+    lock.lock();
+    o.done = req;
+    o.snap = &snap;
+    uv_async_send(&o.evaluated);
+    o.wake.wait(lock, [&o] { return o.stop || o.done == nullptr; });
+  }
+}
+
+void ExtenderService::onEvaluated(uv_async_t* handle) {
+  auto* self = static_cast<ExtenderService*>(handle->data);
+  OffLoop& o = *self->offLoop_;
+  ExtenderRequest* req = nullptr;
+  const cache::Snapshot* snap = nullptr;
+  {
+    std::lock_guard lock(o.mutex);
+    req = o.done;
+    snap = o.snap;
+  }
+  if (req == nullptr) return;
+  // The worker waits while `done` is set: the evaluator is this thread's now.
+  self->finish(*req, o.evaluator, *snap);
+  {
+    std::lock_guard lock(o.mutex);
+    o.done = nullptr;
+  }
+  o.wake.notify_one();
+  if (--o.inFlight == 0) uv_unref(reinterpret_cast<uv_handle_t*>(&o.evaluated));
+  req->complete(req);
 }
 
 void ExtenderService::badRequest(ExtenderRequest& req) {

@@ -10,7 +10,8 @@
 //                   accounting is the same in both modes. The reply echoes the input objects'
 //                   bytes. Node objects equal to ones decoded before are copied from the
 //                   decoder's memo instead (codec::Decoder::reusedNodes; up to one maximal
-//                   document, 64 MB, of node bytes kept).
+//                   document, 64 MB, of node bytes kept; with a worker, only the worker's
+//                   decoder keeps one).
 //
 // Outcomes go back as HTTP 200 (kube-scheduler treats anything else as an outage); only an
 // undecodable body gets 400 (413 when over the decoder's limit, ServiceOptions::maxBodyBytes).
@@ -26,8 +27,17 @@
 // have come over a TLS connection whose client certificate verified, or it is refused. Bind and preempt need the
 // cache's writer lock and never wait for it on the reactor (see withWriter).
 //
-// Everything runs on the reactor thread.
+// Threads: everything runs on the reactor's loop thread, except, when the service is given the
+// loop (ServiceOptions::loop), the evaluation of filter and prioritize requests whose body is
+// offLoopBodyBytes or more: their decode, decision and encoding run on the service's one worker
+// thread (an Evaluator of its own, a cache snapshot it pins when it starts the request, the
+// request's body and response), one request at a time in arrival order. The request is deferred meanwhile (handler.h), and
+// the reactor frames nothing after it on its connection (BatchHandler::answersOffLoop); when it
+// is evaluated, the loop thread applies what it changes (the pod remembered for bind, metrics,
+// the decision log) and completes it. Other connections are served meanwhile.
 #pragma once
+
+#include <uv.h>
 
 #include <cstdint>
 #include <deque>
@@ -56,6 +66,13 @@
 
 namespace fleetsched::engine {
 
+// Filter and prioritize bodies of this many bytes or more are evaluated off the loop thread.
+// Decoding a full-Nodes body whose nodes the decoder has not seen before took 1.1 ms at 0.64 MB
+// (50 nodes of a generated fleet) and 2.1 ms at 1.29 MB (100 nodes; release build, `serve
+// --trace-every 1`, 2026-12-06): about 1.7 ms at 1 MiB, so a request below it holds other
+// connections up for less than ~2 ms. A NodeNames body of 5,000 names is 232 KB.
+constexpr size_t kOffLoopBodyBytes = 1u << 20;
+
 struct ServiceOptions {
   // Print one line per N requests with per-phase timings (0: off).
   uint32_t traceEvery = 0;
@@ -69,15 +86,24 @@ struct ServiceOptions {
   // The decoder's limit on one body: serve passes ServerConfig::maxBodyBytes, the HTTP layer's
   // limit, so a body the reactor accepts is never refused by the decoder (both default to 64 MiB).
   size_t maxBodyBytes = codec::kDefaultMaxDocumentBytes;
+  // The loop handleBatch is called on. Given, filter and prioritize requests of
+  // offLoopBodyBytes or more are evaluated on the service's worker thread and completed on this
+  // loop (see above); null (tests, benchmarks): every request is answered inside handleBatch.
+  uv_loop_t* loop = nullptr;
+  size_t offLoopBodyBytes = kOffLoopBodyBytes;
 };
 
 class ExtenderService : public BatchHandler {
  public:
   ExtenderService(cache::Cache& cache, const plugins::Config& config, Metrics& metrics,
                   ServiceOptions options = {});
+  // With a loop: call on the loop's thread once no request handed to the worker is left
+  // (uv_run returns only then: the service keeps the loop alive while one is).
   ~ExtenderService() override;
 
   void handleBatch(std::span<ExtenderRequest*> batch) override;
+  // Filter and prioritize bodies of options.offLoopBodyBytes or more, when given a loop.
+  bool answersOffLoop(const ExtenderRequest& req) const override;
   bool ready() const override { return !readyCheck_ || readyCheck_(); }
 
   // /readyz follows `check` (e.g. the watch's initial sync); ready by default.
@@ -93,9 +119,15 @@ class ExtenderService : public BatchHandler {
   const DecisionLog* decisions() const { return decisions_.get(); }
 
  private:
-  // Applies what the filter or prioritize `e` just evaluated changes in the service (metrics,
-  // the pod remembered for bind, the trace line, the decision log).
+  struct OffLoop;
+
+  // Applies, on the loop thread, what the filter or prioritize `e` just evaluated changes in
+  // the service (metrics, the pod remembered for bind, the trace line, the decision log).
   void finish(const ExtenderRequest& req, Evaluator& e, const cache::Snapshot& snap);
+  // Defers `req` and queues it for the worker.
+  void offload(ExtenderRequest* req);
+  void runWorker();
+  static void onEvaluated(uv_async_t* handle);
   // Bind and preempt need the cache's writer lock (reserve, unreserve; pods' charges). The
   // reactor never waits for it: when the ingestion thread holds it, or earlier work already
   // waits, the request is deferred into writerQueue_ and runs, in order, once the ingestion
@@ -141,9 +173,9 @@ class ExtenderService : public BatchHandler {
   std::deque<WriterWork> writerQueue_;
   bool retryPending_ = false;
 
-  // Filter and prioritize.
+  // Filter and prioritize on the loop thread.
   Evaluator evaluator_;
-  // Bind and preempt.
+  // Bind and preempt (on the loop thread).
   codec::Decoder decoder_;
   codec::BindingArgs bindArgs_;
   codec::PreemptionArgs preemptArgs_;
@@ -154,6 +186,8 @@ class ExtenderService : public BatchHandler {
   plugins::ProfileScratch scratch_;
   uint64_t requests_ = 0;
   std::unique_ptr<DecisionLog> decisions_;
+  // The worker and its Evaluator; null without ServiceOptions::loop.
+  std::unique_ptr<OffLoop> offLoop_;
 
   Histogram* parse_;
   Histogram* decide_;

@@ -31,7 +31,8 @@ using namespace std::chrono_literals;
 // until release() so tests can make several requests land in the same loop turn. Deferred
 // answers are "<verb>:<body> late": body "defer" is held until completeHeld() (on the loop
 // thread), "timer" or "timer:<ms>" is completed by a uv_timer (20 ms by default), "sync" is
-// deferred and completed inside handleBatch.
+// deferred and completed inside handleBatch. "offloop" is held as "defer" is, and answersOffLoop
+// says so for it.
 class FakeHandler : public BatchHandler {
  public:
   void handleBatch(std::span<ExtenderRequest*> batch) override {
@@ -48,11 +49,11 @@ class FakeHandler : public BatchHandler {
         entered_ = true;
         while (!released_) std::this_thread::sleep_for(1ms);
       }
-      if (r->body == "defer" || r->body.starts_with("timer") || r->body == "sync") {
+      if (r->body == "defer" || r->body.starts_with("timer") || r->body == "sync" || answersOffLoop(*r)) {
         r->response.clear();
         r->deferred = true;
       }
-      if (r->body == "defer") {
+      if (r->body == "defer" || answersOffLoop(*r)) {
         held_.push_back(r);
         ++held;
       } else if (r->body.starts_with("timer")) {
@@ -77,6 +78,7 @@ class FakeHandler : public BatchHandler {
     batches_.push_back(std::move(bodies));
   }
   bool ready() const override { return ready_; }
+  bool answersOffLoop(const ExtenderRequest& r) const override { return r.body == "offloop"; }
   // Answers every "defer" request held so far. On the loop thread (or once the loop has stopped).
   void completeHeld() {
     for (ExtenderRequest* r : held_) finish(r);
@@ -946,6 +948,25 @@ TEST_F(ServerTest, OtherConnectionsFlowWhileOneIsDeferred) {
   EXPECT_FALSE(a.readable(0));
   completeHeld();
   EXPECT_EQ(a.next().body, "bind:defer late");
+}
+
+// A request the handler answers off the loop thread is the last one framed on its connection
+// until its answer is queued: what follows is decided after it, not beside it.
+TEST_F(ServerTest, NothingIsFramedBehindARequestAnsweredOffTheLoop) {
+  start();
+  Client c(port_), other(port_);
+  c.send(post("/filter", "offloop") + post("/filter", "1") + get("/healthz"));
+  ASSERT_TRUE(eventually([&] { return handler_.held == 1; }));
+  other.send(post("/filter", "2"));
+  EXPECT_EQ(other.next().body, "filter:2");
+  EXPECT_FALSE(c.readable(50));
+  for (const std::vector<std::string>& b : handler_.batches())
+    EXPECT_EQ(std::count(b.begin(), b.end(), "1"), 0) << "a request behind it was framed before its answer";
+  completeHeld();
+  EXPECT_EQ(c.next().body, "filter:offloop late");
+  EXPECT_EQ(c.next().body, "filter:1");
+  EXPECT_EQ(c.next().body, "ok\n");
+  EXPECT_EQ(handler_.batches().back(), (std::vector<std::string>{"1"}));
 }
 
 TEST_F(ServerTest, DeferredRequestCountsAgainstMaxPipelined) {
