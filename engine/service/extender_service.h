@@ -34,7 +34,10 @@
 // request's body and response), one request at a time in arrival order. The request is deferred meanwhile (handler.h), and
 // the reactor frames nothing after it on its connection (BatchHandler::answersOffLoop); when it
 // is evaluated, the loop thread applies what it changes (the pod remembered for bind, metrics,
-// the decision log) and completes it. Other connections are served meanwhile.
+// the decision log) and completes it. Other connections are served meanwhile. The profile's
+// plugins still run one request at a time (the Fleet and FGD policies keep memos): the worker
+// holds a mutex while it decides, not while it decodes or encodes, and the loop takes it to
+// decide, preempt and bind.
 #pragma once
 
 #include <uv.h>
