@@ -42,4 +42,12 @@ std::string eventsPath(std::string_view podNamespace) {
   return "/api/v1/namespaces/" + escapePathSegment(podNamespace) + "/events";
 }
 
+std::string leasesPath(std::string_view leaseNamespace) {
+  return "/apis/coordination.k8s.io/v1/namespaces/" + escapePathSegment(leaseNamespace) + "/leases";
+}
+
+std::string leasePath(std::string_view leaseNamespace, std::string_view leaseName) {
+  return leasesPath(leaseNamespace) + "/" + escapePathSegment(leaseName);
+}
+
 }  // namespace fleetsched::apiclient

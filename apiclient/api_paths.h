@@ -20,5 +20,9 @@ std::string escapeQueryValue(std::string_view s);
 // segment escaped.
 std::string podBindingPath(std::string_view podNamespace, std::string_view podName);
 std::string eventsPath(std::string_view podNamespace);
+// "/apis/coordination.k8s.io/v1/namespaces/<ns>/leases" and ".../leases/<name>", each segment
+// escaped (leader election's Lease).
+std::string leasesPath(std::string_view leaseNamespace);
+std::string leasePath(std::string_view leaseNamespace, std::string_view leaseName);
 
 }  // namespace fleetsched::apiclient

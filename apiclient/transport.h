@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,34 @@ class Transport {
   // Drops an exchange; none of its callbacks runs afterwards.
   virtual void cancel(Id id) = 0;
 };
+
+// Runs `req` and hands `done` the whole response once it has ended (status 0 when none came).
+inline Transport::Id fetch(Transport& transport, Request req,
+                           std::function<void(int status, std::string& body, const std::string& error)> done) {
+  struct State {
+    int status = 0;
+    std::string body;
+  };
+  auto st = std::make_shared<State>();
+  ResponseHandler h;
+  h.onStatus = [st](int s) { st->status = s; };
+  h.onData = [st](std::string_view c) { st->body.append(c); };
+  h.onDone = [st, done = std::move(done)](const std::string& err) { done(st->status, st->body, err); };
+  return transport.start(std::move(req), std::move(h));
+}
+
+// The message of a metav1.Status body, or the body's first 200 bytes when it is not one.
+inline std::string statusMessage(const std::string& body) {
+  auto k = body.find("\"message\":\"");
+  if (k == std::string::npos) return body.substr(0, 200);
+  k += 11;
+  std::string out;
+  for (size_t i = k; i < body.size() && body[i] != '"'; ++i) {
+    if (body[i] == '\\' && i + 1 < body.size()) ++i;
+    out.push_back(body[i]);
+  }
+  return out;
+}
 
 // Deferred work on the owner's loop; tests drive it by hand.
 class Scheduler {

@@ -27,6 +27,34 @@ bool Decoder::decodeNode(std::string_view padded, Node& out) {
   return Finish{}(ok, d, error_, message_);
 }
 
+bool Decoder::decodeLease(std::string_view padded, Lease& out) {
+  Impl& d = *impl_;
+  out = Lease{};
+  sj::object root;
+  bool ok = d.begin(padded, root) && d.objectFields(root, [&](std::string_view k, sj::value& v) {
+    if (k == "metadata") {
+      return d.fields(v, [&](std::string_view k2, sj::value& v2) {
+        if (k2 == "resourceVersion") return d.str(v2, out.resourceVersion) || d.at(k2);
+        return true;
+      }) || d.at("metadata");
+    }
+    if (k == "spec") {
+      return d.fields(v, [&](std::string_view k2, sj::value& v2) {
+        bool ok2 = true;
+        if (k2 == "holderIdentity") ok2 = d.str(v2, out.holderIdentity);
+        else if (k2 == "leaseDurationSeconds") ok2 = d.i32(v2, out.leaseDurationSeconds);
+        else if (k2 == "acquireTime") ok2 = d.str(v2, out.acquireTime);
+        else if (k2 == "renewTime") ok2 = d.str(v2, out.renewTime);
+        else if (k2 == "leaseTransitions") ok2 = d.i32(v2, out.leaseTransitions);
+        return ok2 || d.at(k2);
+      }) || d.at("spec");
+    }
+    return true;
+  }) && d.end();
+  if (ok && out.resourceVersion.empty()) ok = d.fail("missing metadata.resourceVersion");
+  return Finish{}(ok, d, error_, message_);
+}
+
 namespace {
 
 // A list response (`kubectl get nodes -o json`, a LIST call): items decoded into reused slots

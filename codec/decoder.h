@@ -90,6 +90,18 @@ struct WatchEvent {
   bool initialEventsEnd = false;
 };
 
+// A coordination.k8s.io/v1 Lease: what leader election reads (client-go's LeaseLock record).
+// acquireTime and renewTime stay as written (MicroTime, RFC 3339 with microseconds): the
+// elector compares records, it never trusts another replica's clock.
+struct Lease {
+  std::string_view resourceVersion;
+  std::string_view holderIdentity;
+  int32_t leaseDurationSeconds = 0;
+  std::string_view acquireTime;
+  std::string_view renewTime;
+  int32_t leaseTransitions = 0;
+};
+
 class Decoder {
  public:
   explicit Decoder(size_t maxDocumentBytes = kDefaultMaxDocumentBytes);
@@ -109,6 +121,7 @@ class Decoder {
   bool decodeNodeList(std::string_view padded, NodeList& out);
   bool decodePodList(std::string_view padded, PodList& out);
   bool decodeWatchEvent(std::string_view padded, ObjectKind kind, WatchEvent& out);
+  bool decodeLease(std::string_view padded, Lease& out);
 
   // Nodes of the last decodeExtenderArgs copied from earlier requests instead of decoded: a
   // full-Nodes request whose node objects all equal (byte for byte) ones this Decoder decoded

@@ -29,7 +29,9 @@
 namespace fleetsched::engine {
 namespace {
 
+using apiclient::fetch;
 using apiclient::ListPageInfo;
+using apiclient::statusMessage;
 using apiclient::WatchEventInfo;
 
 constexpr uint64_t kStatsIntervalMs = 1000;
@@ -221,21 +223,6 @@ class CacheSink final : public apiclient::ReflectorSink {
   std::optional<cache::Cache::Writer> writer_;
 };
 
-// Runs `req` and hands `done` the whole response once it has ended.
-void fetch(apiclient::Transport& transport, apiclient::Request req,
-           std::function<void(int status, std::string& body, const std::string& error)> done) {
-  struct State {
-    int status = 0;
-    std::string body;
-  };
-  auto st = std::make_shared<State>();
-  apiclient::ResponseHandler h;
-  h.onStatus = [st](int s) { st->status = s; };
-  h.onData = [st](std::string_view c) { st->body.append(c); };
-  h.onDone = [st, done = std::move(done)](const std::string& err) { done(st->status, st->body, err); };
-  transport.start(std::move(req), std::move(h));
-}
-
 std::string rfc3339Now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -243,19 +230,6 @@ std::string rfc3339Now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-// The message of a metav1.Status body, or the body itself when it is not one.
-std::string statusMessage(const std::string& body) {
-  auto k = body.find("\"message\":\"");
-  if (k == std::string::npos) return body.substr(0, 200);
-  k += 11;
-  std::string out;
-  for (size_t i = k; i < body.size() && body[i] != '"'; ++i) {
-    if (body[i] == '\\' && i + 1 < body.size()) ++i;
-    out.push_back(body[i]);
-  }
-  return out;
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ TEST(ApiPaths, PathSegmentsAreEscaped) {
   EXPECT_EQ(podBindingPath("ml", "train-0"), "/api/v1/namespaces/ml/pods/train-0/binding");
   EXPECT_EQ(podBindingPath("..", "x?dryRun=All"), "/api/v1/namespaces/%2E%2E/pods/x%3FdryRun%3DAll/binding");
   EXPECT_EQ(eventsPath("../apis/events.k8s.io"), "/api/v1/namespaces/..%2Fapis%2Fevents.k8s.io/events");
+  EXPECT_EQ(leasesPath("kube-system"), "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases");
+  EXPECT_EQ(leasePath("kube-system", "fleetsched"), "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/fleetsched");
+  EXPECT_EQ(leasePath("..", "a/b?x"), "/apis/coordination.k8s.io/v1/namespaces/%2E%2E/leases/a%2Fb%3Fx");
 }
 
 }  // namespace

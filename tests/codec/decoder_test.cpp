@@ -631,5 +631,32 @@ TEST(Decoder, OversizeInputIsTooLarge) {
   EXPECT_TRUE(d.decodeExtenderArgs(small.view(), args)) << d.errorMessage();
 }
 
+TEST_F(DecoderTest, Lease) {
+  // As kube-apiserver returns it (managedFields and all); a released Lease has an empty holder.
+  PaddedBuffer buf(R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"fleetsched",)"
+                   R"("namespace":"kube-system","uid":"0b7c","resourceVersion":"4711","managedFields":[{"manager":"x"}]},)"
+                   R"("spec":{"holderIdentity":"host-a_00ff","leaseDurationSeconds":15,)"
+                   R"("acquireTime":"2026-12-06T06:10:38.123456Z","renewTime":"2026-12-06T06:11:02.000001Z",)"
+                   R"("leaseTransitions":3}})");
+  Lease l;
+  ASSERT_TRUE(d_.decodeLease(buf.view(), l)) << d_.errorMessage();
+  EXPECT_EQ(l.resourceVersion, "4711");
+  EXPECT_EQ(l.holderIdentity, "host-a_00ff");
+  EXPECT_EQ(l.leaseDurationSeconds, 15);
+  EXPECT_EQ(l.acquireTime, "2026-12-06T06:10:38.123456Z");
+  EXPECT_EQ(l.renewTime, "2026-12-06T06:11:02.000001Z");
+  EXPECT_EQ(l.leaseTransitions, 3);
+  buf.assign(R"({"metadata":{"resourceVersion":"9"},"spec":{"holderIdentity":null}})");
+  ASSERT_TRUE(d_.decodeLease(buf.view(), l)) << d_.errorMessage();
+  EXPECT_EQ(l.holderIdentity, "");
+  EXPECT_EQ(l.leaseTransitions, 0);
+  buf.assign(R"({"metadata":{"resourceVersion":"9"},"spec":{"leaseDurationSeconds":"15"}})");
+  EXPECT_FALSE(d_.decodeLease(buf.view(), l));
+  EXPECT_NE(d_.errorMessage().find("leaseDurationSeconds"), std::string::npos) << d_.errorMessage();
+  buf.assign(R"({"spec":{"holderIdentity":"a"}})");
+  EXPECT_FALSE(d_.decodeLease(buf.view(), l));
+  EXPECT_NE(d_.errorMessage().find("resourceVersion"), std::string::npos) << d_.errorMessage();
+}
+
 }  // namespace
 }  // namespace fleetsched::codec
