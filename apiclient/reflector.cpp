@@ -178,9 +178,9 @@ void Reflector::startListPage() {
     resourceVersion_ = page.resourceVersion;
     sink_.endRelist();
     inRelist_ = false;
-    stats_.synced.store(true, std::memory_order_release);
     stats_.failingSinceMs.store(0, std::memory_order_relaxed);
     backoffMs_ = config_.backoffInitialMs;
+    listApplied();
     startWatch();
   };
   exchange_ = transport_.start(std::move(req), std::move(h));
@@ -201,8 +201,8 @@ void Reflector::onWatchLine(std::string_view line) {
         initialDone_ = true;
         sink_.endRelist();
         inRelist_ = false;
-        stats_.synced.store(true, std::memory_order_release);
         phase_ = Phase::Watching;
+        listApplied();
       }
       return;
     case T::Error: {
@@ -257,6 +257,19 @@ void Reflector::leaveStreamThen(std::function<void()> next) {
     transport_.cancel(ex);
     next();
   });
+}
+
+void Reflector::resync(std::function<void()> done) {
+  if (phase_ == Phase::Idle || phase_ == Phase::Stopped) return;
+  resyncWaiters_.push_back(std::move(done));
+  relist();
+}
+
+void Reflector::listApplied() {
+  stats_.synced.store(true, std::memory_order_release);
+  std::vector<std::function<void()>> waiters;
+  waiters.swap(resyncWaiters_);
+  for (auto& fn : waiters) fn();
 }
 
 void Reflector::relist() {

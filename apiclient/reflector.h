@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apiclient/line_splitter.h"
 #include "apiclient/transport.h"
@@ -91,6 +92,11 @@ class Reflector {
   void start();
   void stop();
 
+  // Lists again from scratch (a consistent read: no resourceVersion) and runs `done` once that
+  // list is applied in full (after the sink's endRelist), retries included. Leader election
+  // calls it so a new leader knows every Binding its predecessor made before it binds.
+  void resync(std::function<void()> done);
+
   // Called on 401 before the retry, so the owner can re-read a rotated token.
   void setOnUnauthorized(std::function<void()> fn) { onUnauthorized_ = std::move(fn); }
 
@@ -109,6 +115,8 @@ class Reflector {
   void startListPage();
   void startWatch();
   void relist();
+  // A list completed and was applied: marks the reflector synced and runs resync()'s waiters.
+  void listApplied();
   void fail(const std::string& why, int status);
   void resetExchange();
   std::string watchQuery(bool initialEvents);
@@ -124,6 +132,7 @@ class Reflector {
   Scheduler& scheduler_;
   ReflectorSink& sink_;
   std::function<void()> onUnauthorized_;
+  std::vector<std::function<void()>> resyncWaiters_;
 
   Phase phase_ = Phase::Idle;
   Transport::Id exchange_ = 0;

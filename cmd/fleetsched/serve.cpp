@@ -3,6 +3,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -56,6 +57,59 @@ bool splitListen(const std::string& listen, std::string& host, uint16_t& port) {
   return !host.empty();
 }
 
+// A duration in Go's notation as kube-scheduler's --leader-elect-* flags take it: one or more
+// decimal numbers each with a unit of ms, s, m or h ("15s", "1.5s", "1m30s", "500ms"), in whole
+// milliseconds, above 0 and below 2^32 ms. False for anything else.
+bool parseDurationMs(std::string_view text, uint32_t& ms) {
+  if (text.empty()) return false;
+  double total = 0;
+  while (!text.empty()) {
+    size_t i = 0;
+    double value = 0, scale = 0;
+    bool digits = false;
+    for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'); ++i) {
+      if (text[i] == '.') {
+        if (scale != 0) return false;
+        scale = 1;
+        continue;
+      }
+      digits = true;
+      if (scale != 0) {
+        scale /= 10;
+        value += (text[i] - '0') * scale;
+      } else {
+        value = value * 10 + (text[i] - '0');
+      }
+    }
+    if (!digits) return false;
+    text.remove_prefix(i);
+    double unit = 0;
+    if (text.starts_with("ms")) {
+      unit = 1, text.remove_prefix(2);
+    } else if (text.starts_with("s")) {
+      unit = 1000, text.remove_prefix(1);
+    } else if (text.starts_with("m")) {
+      unit = 60'000, text.remove_prefix(1);
+    } else if (text.starts_with("h")) {
+      unit = 3'600'000, text.remove_prefix(1);
+    } else {
+      return false;
+    }
+    total += value * unit;
+  }
+  if (total < 1 || total >= 4294967296.0 || total != static_cast<double>(static_cast<uint64_t>(total))) return false;
+  ms = static_cast<uint32_t>(total);
+  return true;
+}
+
+const CLI::Validator kDuration(
+    [](std::string& value) {
+      uint32_t ms = 0;
+      return parseDurationMs(value, ms) ? std::string()
+                                        : "want a duration such as 15s, 1.5s, 500ms or 1m (whole milliseconds, above 0)";
+    },
+    "DURATION");
+
 // CLI11 hands `-v=4` (how kube users type it) over as the value "=4". Out of line: GCC 12 warns
 // of an uninitialized string when it inlines this into CLI11's std::function.
 [[gnu::noinline]] std::string dropLeadingEquals(std::string value) {
@@ -89,6 +143,8 @@ struct ServeState {
   uv_timer_t stats{};
   // SIGTERM/SIGINT: draining until both listeners are drained or drainDeadline (uv_now, ms).
   bool stopping = false;
+  bool releasing = false;  // the leader election Lease is being given up; stopAll follows
+  bool stopped = false;
   uv_timer_t drainTimer{};
   uint64_t drainStart = 0;
   uint64_t drainDeadline = 0;
@@ -182,6 +238,8 @@ void onAudit(uv_timer_t* t) {
 }
 
 void stopAll(ServeState& s) {
+  if (s.stopped) return;
+  s.stopped = true;
   uv_timer_stop(&s.drainTimer);
   if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&s.drainTimer))) {
     uv_close(reinterpret_cast<uv_handle_t*>(&s.drainTimer), nullptr);
@@ -203,18 +261,29 @@ void stopAll(ServeState& s) {
   }
 }
 
+// The end of a drain: with --leader-elect the Lease is given up first (no holder, 1 s), so
+// another replica binds within about a second instead of a lease duration, and only after this
+// one's binds in flight are done. Then everything stops.
+void finish(ServeState& s) {
+  if (s.releasing || s.stopped) return;
+  uv_timer_stop(&s.drainTimer);
+  if (s.ingestor == nullptr || !s.options->leaderElect) return stopAll(s);
+  s.releasing = true;
+  s.ingestor->releaseLease([&s] { stopAll(s); });
+}
+
 void onDrainTick(uv_timer_t* t) {
   auto& s = *static_cast<ServeState*>(t->data);
   const uint64_t now = uv_now(t->loop);
   // The probe listener keeps answering (/readyz 503) until the verbs listener has drained.
   if (s.server->drained()) {
     FLOG_INFO(log::format("drained in %llu ms, exiting", static_cast<unsigned long long>(now - s.drainStart)));
-    return stopAll(s);
+    return finish(s);
   }
   if (now < s.drainDeadline) return;
   FLOG_WARNING(log::format("--shutdown-grace of %us is over: cutting %zu request(s) in flight",
                            s.options->shutdownGraceSec, s.server->pendingRequests()));
-  stopAll(s);
+  finish(s);
 }
 
 // SIGTERM or SIGINT: stop accepting, let what is in flight finish (up to --shutdown-grace), exit.
@@ -227,10 +296,12 @@ void onStopSignal(ServeState& s, int signum) {
     return stopAll(s);
   }
   s.stopping = true;
+  // No new bind or preempt from now on; the Lease is kept until the binds in flight are done.
+  if (s.ingestor != nullptr) s.ingestor->stepDown();
   if (s.options->shutdownGraceSec == 0) {
     FLOG_WARNING(log::format("%s: cutting %zu request(s) in flight (--shutdown-grace=0), exiting", name,
                              s.server->pendingRequests()));
-    return stopAll(s);
+    return finish(s);
   }
   FLOG_INFO(log::format("%s: draining for up to %us: no new connections, /readyz 503, requests in flight "
                         "finish (again to exit now)",
@@ -341,6 +412,28 @@ CLI::App* addServeCommand(CLI::App& app, ServeOptions& o) {
                   "20 KB), recorded on the request path, rendered when asked (0: none)")
       ->check(CLI::Range(0u, 1000000u).description(""))
       ->capture_default_str();
+  cmd->add_flag("--leader-elect", o.leaderElect,
+                "Run several replicas: only the holder of a coordination.k8s.io/v1 Lease binds and preempts (the "
+                "others answer those verbs with an error naming the leader, and serve filter and prioritize from "
+                "their own caches). A new leader lists the pods again before it binds; SIGTERM gives the Lease up "
+                "once binds in flight are done. Needs --bind");
+  cmd->add_option("--leader-elect-lease-duration", o.leaderElectLeaseDuration,
+                  "How long followers wait, after they last saw the Lease change, before taking it over (whole "
+                  "seconds)")
+      ->check(kDuration)
+      ->capture_default_str();
+  cmd->add_option("--leader-elect-renew-deadline", o.leaderElectRenewDeadline,
+                  "The leader stops binding when no renewal succeeded for this long; below the lease duration")
+      ->check(kDuration)
+      ->capture_default_str();
+  cmd->add_option("--leader-elect-retry-period", o.leaderElectRetryPeriod,
+                  "Between renewals, and between a follower's attempts (jittered up to 2.2x); renew deadline > 1.2x this")
+      ->check(kDuration)
+      ->capture_default_str();
+  cmd->add_option("--leader-elect-resource-namespace", o.leaderElectResourceNamespace, "Namespace of the Lease")
+      ->capture_default_str();
+  cmd->add_option("--leader-elect-resource-name", o.leaderElectResourceName, "Name of the Lease")
+      ->capture_default_str();
   cmd->footer(
       "Examples:\n"
       "  # the embedded demo fleet on the default address\n"
@@ -421,6 +514,27 @@ int runServe(const ServeOptions& o) {
     FLOG_ERROR("--bind needs an API server (--kubeconfig or --in-cluster)");
     return 1;
   }
+  std::optional<engine::LeaderElectionConfig> election;
+  if (o.leaderElect) {
+    if (!o.bind) {
+      FLOG_ERROR("--leader-elect needs --bind: the election decides which replica binds and preempts");
+      return kExitUsage;
+    }
+    engine::LeaderElectionConfig c;
+    c.leaseNamespace = o.leaderElectResourceNamespace;
+    c.leaseName = o.leaderElectResourceName;
+    c.identity = engine::leaderElectionIdentity();
+    // The flags' validator accepted these.
+    parseDurationMs(o.leaderElectLeaseDuration, c.leaseDurationMs);
+    parseDurationMs(o.leaderElectRenewDeadline, c.renewDeadlineMs);
+    parseDurationMs(o.leaderElectRetryPeriod, c.retryPeriodMs);
+    std::string invalid;
+    if (!engine::validateLeaderElection(c, invalid)) {
+      FLOG_ERROR(invalid);
+      return kExitUsage;
+    }
+    election = std::move(c);
+  }
 
   std::string error;
   std::optional<plugins::Config> config;
@@ -484,6 +598,7 @@ int runServe(const ServeOptions& o) {
     io.context = o.context;
     io.inCluster = o.inCluster;
     io.staleAfterMs = uint64_t{o.staleAfterSec} * 1000;
+    io.leaderElection = election;
     if (!engine::parseIngestPriority(o.ingestPriority, io.priority)) {
       FLOG_ERROR(log::format("--ingest-priority %s: want idle, low or normal", o.ingestPriority.c_str()));
       return 1;
@@ -499,6 +614,12 @@ int runServe(const ServeOptions& o) {
     }
     if (o.bind) service.enableBinding(ingestor.get());
     source = "the API server " + ingestor->server();
+    if (election) {
+      source += log::format("; binding only while leader (Lease %s/%s, identity %s, lease %u ms, renew deadline %u "
+                            "ms, retry %u ms)",
+                            election->leaseNamespace.c_str(), election->leaseName.c_str(), election->identity.c_str(),
+                            election->leaseDurationMs, election->renewDeadlineMs, election->retryPeriodMs);
+    }
   }
   // Ready once the first full sync of nodes and pods is cached (at once without an API server)
   // and while no watch has been failing longer than --stale-after; not ready once SIGTERM

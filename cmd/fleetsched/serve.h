@@ -46,6 +46,14 @@ struct ServeOptions {
   int verbosity = 0;                   // -v: info lines up to this level are written
   // /debug/* (nodes, audit, pods): off unless enabled; on the probe listener when there is one.
   bool enableDebugHandlers = false;
+  // Leader election, in kube-scheduler's flags: with several replicas only the holder of the Lease
+  // binds and preempts; the others serve filter and prioritize. Durations in Go's notation.
+  bool leaderElect = false;
+  std::string leaderElectLeaseDuration = "15s";
+  std::string leaderElectRenewDeadline = "10s";
+  std::string leaderElectRetryPeriod = "2s";
+  std::string leaderElectResourceNamespace = "kube-system";
+  std::string leaderElectResourceName = "fleetsched";
   uint32_t debugDecisions = 256;  // pods whose last decisions /debug/pods keeps (with the handlers on)
 };
 

@@ -448,6 +448,36 @@ struct Ingestor::Loop : UvLoop {
     }
   }
 
+  // Leader election (IngestOptions::leaderElection): the Lease is acquired; list the pods again
+  // before binding, so a GPU index the previous leader handed out is known here first.
+  void startedLeading() {
+    leaderGauge->set(1);
+    const uint64_t t0 = uv_now(&loop);
+    const uint64_t term = ++leaderTerm;
+    FLOG_INFO("leader election: listing pods again before binding");
+    // From a timer: the resync cancels the pod watch, not from inside another exchange's callback.
+    scheduler.after(0, [this, t0, term] {
+      pods.resync([this, t0, term] {
+        if (term != leaderTerm || !elector->leading()) return;
+        owner.mayBind_.store(true, std::memory_order_release);
+        FLOG_INFO(log::format("leader election: caught up with the API server in %llu ms; binding",
+                              static_cast<unsigned long long>(uv_now(&loop) - t0)));
+      });
+    });
+  }
+  void stoppedLeading() {
+    ++leaderTerm;
+    owner.mayBind_.store(false, std::memory_order_release);
+    leaderGauge->set(0);
+  }
+  void holderChanged(const std::string& holder) {
+    {
+      std::lock_guard<std::mutex> lock(owner.holderMutex_);
+      owner.holder_ = holder;
+    }
+    FLOG_INFO(log::format("leader election: the Lease is held by %s", holder.empty() ? "nobody" : holder.c_str()));
+  }
+
   Ingestor& owner;
   uv_async_t async{};
   uv_timer_t stats{};
@@ -465,6 +495,9 @@ struct Ingestor::Loop : UvLoop {
   codec::Decoder auditDecoder{cache::kMaxClusterFileBytes};
   uint64_t sinceTokenReload = 0;
   uint64_t lastForcedMs = 0;
+  std::unique_ptr<LeaderElector> elector;  // with IngestOptions::leaderElection
+  Gauge* leaderGauge = nullptr;
+  uint64_t leaderTerm = 0;  // bumps per acquisition and loss: a stale resync does not enable binds
 };
 
 Ingestor::Ingestor(cache::Cache& cache, Metrics& metrics, IngestOptions options)
@@ -516,6 +549,15 @@ bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
       kStatsIntervalMs);
   l->nodes.start();
   l->pods.start();
+  if (options_.leaderElection) {
+    l->leaderGauge = &metrics_.gauge("leader", "1 while this replica holds the leader election Lease (serve --leader-elect)");
+    LeaderElector::Callbacks cb;
+    cb.startedLeading = [l] { l->startedLeading(); };
+    cb.stoppedLeading = [l] { l->stoppedLeading(); };
+    cb.holderChanged = [l](const std::string& holder) { l->holderChanged(holder); };
+    l->elector = std::make_unique<LeaderElector>(*options_.leaderElection, l->transport, l->scheduler, std::move(cb));
+    l->elector->start();
+  }
   // The thread sets its own policy (per-thread on Linux, inherited by any thread it starts)
   // before its loop runs; a refusal is a startup error, not a silent fallback. The loop runs
   // either way so stop() can close what the reflectors opened.
@@ -539,6 +581,7 @@ void Ingestor::stop() {
   if (!loop_) return;
   Loop* l = loop_.get();
   runOnIngest([l] {
+    if (l->elector) l->elector->stop();
     l->nodes.stop();
     l->pods.stop();
     l->transport.close();
@@ -585,6 +628,35 @@ void Ingestor::afterIngestTurn(std::function<void()> fn) {
   runOnIngest([this, fn = std::move(fn)]() mutable { runOnReactor(std::move(fn)); });
 }
 
+std::string Ingestor::bindRefusal() const {
+  if (!options_.leaderElection) return {};
+  if (steppingDown_.load(std::memory_order_acquire)) {
+    return "not the leader: this replica is shutting down and hands the leader election Lease over";
+  }
+  if (mayBind_.load(std::memory_order_acquire)) return {};
+  std::string holder;
+  {
+    std::lock_guard<std::mutex> lock(holderMutex_);
+    holder = holder_;
+  }
+  if (holder.empty()) return "not the leader; no leader elected yet";
+  if (holder == options_.leaderElection->identity) {
+    return "not the leader yet: this replica holds the Lease but has not caught up with the API server";
+  }
+  return "not the leader; leader is " + holder;
+}
+
+void Ingestor::releaseLease(std::function<void()> done) {
+  if (!loop_ || !options_.leaderElection) {
+    done();
+    return;
+  }
+  Loop* l = loop_.get();
+  runOnIngest([this, l, done = std::move(done)] {
+    l->elector->release([this, done] { runOnReactor(done); });
+  });
+}
+
 void Ingestor::postBinding(BindingRequest req, std::function<void(std::string error)> done) {
   // The names become URL path segments: a name kube-apiserver would refuse is refused here,
   // before any request (and no Event is posted into a namespace the caller made up).
@@ -615,6 +687,13 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
   Loop* l = loop_.get();
   auto shared = std::make_shared<BindingRequest>(std::move(req));
   runOnIngest([this, l, shared, body = std::move(body), done = std::move(done)]() mutable {
+    // The reactor checked bindRefusal(); the Lease may have been lost since. Checked here, on
+    // the thread that runs the election, no Binding leaves after leadership ended.
+    if (l->elector && !mayBind_.load(std::memory_order_acquire)) {
+      runOnReactor([done, error = "binding " + shared->podNamespace + "/" + shared->podName +
+                                  ": not the leader any more (leader election Lease lost)"] { done(error); });
+      return;
+    }
     apiclient::Request r;
     r.method = "POST";
     r.path = apiclient::podBindingPath(shared->podNamespace, shared->podName);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -30,6 +31,7 @@
 #include "apiclient/reflector.h"
 #include "cache/cache.h"
 #include "engine/ingest/audit.h"
+#include "engine/ingest/leader_election.h"
 #include "engine/reactor/metrics.h"
 #include "engine/service/binder.h"
 
@@ -62,6 +64,8 @@ struct IngestOptions {
   IngestPriority priority = IngestPriority::Idle;
   std::vector<int> cpus;  // the ingestion thread's affinity; empty: inherit the process's
   uint64_t staleAfterMs = 60000;  // fresh() turns false once a watch has failed this long (0: never)
+  // serve --leader-elect: bind (and preempt) only while holding this Lease; empty: always.
+  std::optional<LeaderElectionConfig> leaderElection;
 };
 
 // Whether a reflector's cache is current enough to decide with: it has not been failing (no list
@@ -99,6 +103,18 @@ class Ingestor : public Binder {
   // doing now (its writes included).
   void afterIngestTurn(std::function<void()> fn) override;
 
+  // Binder: with IngestOptions::leaderElection, empty only while this replica holds the Lease,
+  // has listed the pods again since it acquired it (so it knows every GPU index its predecessor
+  // handed out) and is not stepping down; otherwise why not ("not the leader; leader is X").
+  // Without leader election always empty. Any thread.
+  std::string bindRefusal() const override;
+  // SIGTERM: refuse new binds and preemptions from now on, but keep the Lease (renewed) until
+  // releaseLease(), so no other replica binds while this one's Bindings are in flight.
+  void stepDown() { steppingDown_.store(true, std::memory_order_release); }
+  // Gives the Lease up (LeaderElector::release) and runs `done` on the reactor loop when that
+  // is answered; at once without leader election.
+  void releaseLease(std::function<void()> done);
+
   // Audits the cache against a pod list at the pod watch's resourceVersion, read and compared
   // on the ingestion thread; `done(result, error)` runs on the reactor loop.
   void audit(std::function<void(AuditResult result, std::string error)> done);
@@ -119,6 +135,12 @@ class Ingestor : public Binder {
   std::string server_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> fresh_{true};
+  // Leader election: holding the Lease and caught up (written on the ingestion thread, which
+  // checks it again before each Binding); stepping down after SIGTERM; the holder last seen.
+  std::atomic<bool> mayBind_{false};
+  std::atomic<bool> steppingDown_{false};
+  mutable std::mutex holderMutex_;
+  std::string holder_;
 
   std::unique_ptr<Loop> loop_;  // lives on the ingestion thread
   std::thread thread_;

@@ -32,6 +32,11 @@ class Binder {
   // Runs `fn` on the reactor loop once the cache's other writer has finished what it is doing
   // now (its writes included): how the reactor waits for the cache writer lock without blocking.
   virtual void afterIngestTurn(std::function<void()> fn) = 0;
+
+  // Why this replica may not bind or preempt now, or empty when it may: with leader election,
+  // only the replica that holds the lease and has caught up with kube-apiserver may
+  // (engine::Ingestor). The service answers such requests with this text in their Error field.
+  virtual std::string bindRefusal() const { return {}; }
 };
 
 }  // namespace fleetsched::engine

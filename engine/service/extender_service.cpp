@@ -79,6 +79,9 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   writerWaits_ = &metrics.counter("cache_writer_waits_total",
                                   "Bind and preempt requests that waited for the cache writer lock (held by "
                                   "ingestion) instead of blocking the reactor");
+  const char* notLeader = "Bind and preempt requests refused because this replica is not the leader (serve --leader-elect)";
+  notLeaderBinds_ = &metrics.counter("not_leader_total", notLeader, {{"verb", "bind"}});
+  notLeaderPreempts_ = &metrics.counter("not_leader_total", notLeader, {{"verb", "preempt"}});
   nodesReused_ = &metrics.counter("full_nodes_reused_total",
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
   if (options_.loop != nullptr) {
@@ -130,6 +133,7 @@ void ExtenderService::handleBatch(std::span<ExtenderRequest*> batch) {
         break;
       case Verb::Preempt:
       case Verb::Bind:
+        if (refuseNotLeader(*req)) break;
         withWriter(*req, snap);
         break;
     }
@@ -206,6 +210,23 @@ void ExtenderService::onEvaluated(uv_async_t* handle) {
   o.wake.notify_one();
   if (--o.inFlight == 0) uv_unref(reinterpret_cast<uv_handle_t*>(&o.evaluated));
   req->complete(req);
+}
+
+bool ExtenderService::refuseNotLeader(ExtenderRequest& req) {
+  if (binder_ == nullptr) return false;
+  std::string refusal = binder_->bindRefusal();
+  if (refusal.empty()) return false;
+  if (req.verb == Verb::Bind) {
+    notLeaderBinds_->inc();
+    codec::encodeBindingResult(refusal, req.response);
+  } else {
+    // ExtenderPreemptionResult has no Error field: kube-scheduler fails the preemption attempt on
+    // any status but 200 (and logs the status only) and retries the pod later.
+    notLeaderPreempts_->inc();
+    req.status = 503;
+    req.response = "preempt: " + refusal + "\n";
+  }
+  return true;
 }
 
 void ExtenderService::badRequest(ExtenderRequest& req) {

@@ -146,6 +146,9 @@ class ExtenderService : public BatchHandler {
   bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
   bool bind(ExtenderRequest& req, cache::Cache::Writer& w);
   void badRequest(ExtenderRequest& req);
+  // Answers a bind (its Error field) or preempt (503) that this replica must not serve
+  // (Binder::bindRefusal: not the leader); false when it may.
+  bool refuseNotLeader(ExtenderRequest& req);
   void remember(const codec::Pod& pod, bool peerVerified);
   // Reserves and posts the Binding; returns an error text when it cannot start.
   std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
@@ -199,6 +202,8 @@ class ExtenderService : public BatchHandler {
   Counter* unknownNodes_;
   Counter* writerWaits_;
   Counter* nodesReused_;
+  Counter* notLeaderBinds_;
+  Counter* notLeaderPreempts_;
 };
 
 }  // namespace fleetsched::engine

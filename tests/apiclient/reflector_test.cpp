@@ -207,6 +207,50 @@ TEST(Reflector, PagedListThenWatchFromListVersion) {
   EXPECT_NE(w.find("fieldSelector=status.phase%21%3DSucceeded"), std::string::npos);
 }
 
+TEST(Reflector, ResyncListsAgainAndReportsOnceApplied) {
+  // What a new leader waits for before it binds: a fresh list (no resourceVersion, so a
+  // consistent read), applied in full, even when its first try fails.
+  for (bool streaming : {false, true}) {
+    SCOPED_TRACE(streaming ? "streaming list" : "paged list");
+    Fixture f(streaming);
+    f.reflector->start();
+    if (streaming) {
+      f.transport.reply(200, {R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"10",)"
+                              R"("annotations":{"k8s.io/initial-events-end":"true"}}}})" "\n"},
+                        /*end=*/false);
+    } else {
+      f.transport.reply(200, {page({{"a", "5"}}, "10")});
+    }
+    ASSERT_TRUE(f.reflector->watching());
+    const Transport::Id watch = f.transport.last().id;
+    int done = 0;
+    f.reflector->resync([&] { ++done; });
+    EXPECT_TRUE(f.transport.isCancelled(watch));
+    const std::string& path = f.transport.last().req.path;
+    if (streaming) {
+      EXPECT_NE(path.find("sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=&"),
+                std::string::npos) << path;
+    } else {
+      EXPECT_EQ(path.find("resourceVersion"), std::string::npos) << path;
+    }
+    f.transport.reply(500, {}, true);  // the first try fails: backoff, then again
+    EXPECT_EQ(done, 0);
+    f.scheduler.runAll();
+    if (streaming) {
+      f.transport.reply(200, {event("ADDED", "b", "30"),
+                              R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"31",)"
+                              R"("annotations":{"k8s.io/initial-events-end":"true"}}}})" "\n"},
+                        /*end=*/false);
+    } else {
+      f.transport.reply(200, {page({{"b", "30"}}, "31")});
+    }
+    EXPECT_EQ(done, 1);
+    EXPECT_EQ(f.sink.store.size(), 1u);  // a vanished in the new list
+    EXPECT_EQ(f.sink.store.count("b"), 1u);
+    EXPECT_TRUE(f.reflector->watching());
+  }
+}
+
 TEST(Reflector, EventsSplitAcrossChunksAndBookmarksAdvanceVersion) {
   Fixture f;
   f.reflector->start();

@@ -402,6 +402,17 @@ class FakeApiServer {
   }
   uint16_t port() const { return port_; }
   bool bindingPosted() const { return bindings_.load() > 0; }
+  int podLists() const { return podLists_.load(); }
+  // The Lease (leader election): held by `holder`, who renews it before every read, so it never
+  // expires and every write is refused; or, with "", a Lease that is missing until created.
+  void leaseHeldBy(std::string holder) {
+    std::lock_guard lock(leaseMu_);
+    otherHolder_ = std::move(holder);
+  }
+  std::vector<std::string> leaseWrites() {
+    std::lock_guard lock(leaseMu_);
+    return leaseWrites_;
+  }
 
  private:
   void acceptLoop() {
@@ -449,11 +460,14 @@ class FakeApiServer {
       while (in.size() < end + 4 + length) {
         if (!fill(c, in)) return (void)::close(c);
       }
+      const std::string body = in.substr(end + 4, length);
       in.erase(0, end + 4 + length);
       const size_t sp = head.find(' ');
       const std::string target = head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1);
       const bool pods = target.starts_with("/api/v1/pods");
-      if (head.starts_with("POST") && target.ends_with("/binding")) {
+      if (target.starts_with("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")) {
+        lease(c, head.substr(0, head.find(' ')), body);
+      } else if (head.starts_with("POST") && target.ends_with("/binding")) {
         ++bindings_;
         std::this_thread::sleep_for(std::chrono::milliseconds(bindDelayMs_));
         reply(c, 201, "{}");
@@ -467,6 +481,7 @@ class FakeApiServer {
         }
         return (void)::close(c);
       } else if (head.starts_with("GET") && (pods || target.starts_with("/api/v1/nodes"))) {
+        if (pods) ++podLists_;
         const std::string node =
             R"({"metadata":{"name":"gpu-a","uid":"n-1","resourceVersion":"100"},"status":{"allocatable":)"
             R"({"cpu":"8","memory":"32Gi","pods":"110"},)"
@@ -480,7 +495,39 @@ class FakeApiServer {
     }
   }
 
+  // GET, POST (create) and PUT of the one Lease, with resourceVersions, as kube-apiserver keeps it.
+  void lease(int c, const std::string& method, std::string body) {
+    std::lock_guard lock(leaseMu_);
+    if (!otherHolder_.empty()) {
+      if (method != "GET") return reply(c, 409, R"({"kind":"Status","code":409,"reason":"Conflict"})");
+      ++leaseVersion_;
+      return reply(c, 200,
+                   R"({"metadata":{"name":"fleetsched","namespace":"kube-system","resourceVersion":")" +
+                       std::to_string(leaseVersion_) + R"("},"spec":{"holderIdentity":")" + otherHolder_ +
+                       R"(","leaseDurationSeconds":15,"renewTime":"2026-12-06T00:00:00.)" +
+                       std::to_string(100000 + leaseVersion_) + R"(Z"}})");
+    }
+    if (method == "GET") return lease_.empty() ? reply(c, 404, "{}") : reply(c, 200, lease_);
+    if ((method == "POST") != lease_.empty()) return reply(c, 409, "{}");
+    leaseWrites_.push_back(body);
+    // The stored object carries a new resourceVersion instead of the one sent.
+    if (size_t at = body.find(R"(,"resourceVersion":")"); at != std::string::npos) {
+      body.erase(at, body.find('"', at + 20) + 1 - at);
+    }
+    const size_t meta = body.find(R"("metadata":{)");
+    if (meta == std::string::npos) return reply(c, 400, "{}");
+    body.insert(meta + 12, R"("resourceVersion":")" + std::to_string(++leaseVersion_) + R"(",)");
+    lease_ = body;
+    reply(c, method == "POST" ? 201 : 200, lease_);
+  }
+
   int bindDelayMs_;
+  std::atomic<int> podLists_{0};
+  std::mutex leaseMu_;
+  std::string otherHolder_;
+  std::string lease_;
+  uint64_t leaseVersion_ = 10;
+  std::vector<std::string> leaseWrites_;
   int fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -558,6 +605,99 @@ TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
   ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
   EXPECT_EQ(WEXITSTATUS(p.status), 0);
   EXPECT_NE(p.err().find("drained in"), std::string::npos) << p.err();
+  std::filesystem::remove(kubeconfig);
+}
+
+// Issue 26, HA: with --leader-elect a replica that does not hold the Lease answers bind with an
+// Error naming the leader and preempt with 503, counts both, and never posts a Binding; filter
+// and /readyz are unaffected.
+TEST(ServeProcess, LeaderElectFollowerRefusesBindAndPreempt) {
+  FakeApiServer api(0);
+  api.leaseHeldBy("other-replica_1");
+  const std::string kubeconfig = writeKubeconfig(api.port());
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  spawn(p,
+        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
+         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
+         "--ingest-priority=normal", "--leader-elect", "--leader-elect-lease-duration=2s",
+         "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=200ms"},
+        "follower");
+  waitListening(p, probes);
+  for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u) << p.err();
+  const std::string pod =
+      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
+      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  const std::string filtered = exchange(verbs, "POST", "/filter", R"({"Pod":)" + pod + R"(,"NodeNames":["gpu-a"]})");
+  ASSERT_NE(filtered.find(R"("NodeNames":["gpu-a"])"), std::string::npos) << filtered;
+  const std::string args = R"({"PodName":"p","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})";
+  std::string bound;
+  for (int i = 0; i < 100; ++i) {  // until the elector has read the Lease once
+    bound = exchange(verbs, "POST", "/bind", args);
+    if (bound.find("leader is") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(bound.ends_with(R"({"Error":"not the leader; leader is other-replica_1"})")) << bound;
+  const std::string preempted =
+      exchange(verbs, "POST", "/preempt", R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{}})");
+  EXPECT_EQ(preempted.rfind("HTTP/1.1 503", 0), 0u) << preempted;
+  EXPECT_NE(preempted.find("not the leader; leader is other-replica_1"), std::string::npos) << preempted;
+  const std::string metrics = exchange(probes, "GET", "/metrics");
+  EXPECT_NE(metrics.find("\nfleetsched_not_leader_total{verb=\"preempt\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nfleetsched_leader 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nfleetsched_not_leader_total{verb=\"bind\"} "), std::string::npos) << metrics;
+  EXPECT_FALSE(api.bindingPosted());
+  EXPECT_TRUE(api.leaseWrites().empty());
+  EXPECT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u);
+  ::kill(p.pid, SIGTERM);
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
+  EXPECT_TRUE(api.leaseWrites().empty()) << "a follower wrote the Lease on SIGTERM";
+  std::filesystem::remove(kubeconfig);
+}
+
+// The leader: acquires a missing Lease by creating it, lists the pods again before its first
+// bind, binds, and on SIGTERM writes the Lease back with no holder and a 1 s duration (client-go's
+// ReleaseOnCancel), so a follower takes over at once.
+TEST(ServeProcess, LeaderElectLeaderBindsAfterCatchingUpAndReleasesOnSigterm) {
+  FakeApiServer api(0);
+  const std::string kubeconfig = writeKubeconfig(api.port());
+  const auto [verbs, probes] = twoPorts();
+  Proc p;
+  spawn(p,
+        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
+         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
+         "--ingest-priority=normal", "--leader-elect", "--leader-elect-lease-duration=2s",
+         "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=200ms"},
+        "leader");
+  waitListening(p, probes);
+  const std::string pod =
+      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
+      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  const std::string args = R"({"PodName":"p","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})";
+  std::string bound;
+  for (int i = 0; i < 250 && !bound.ends_with(R"({"Error":""})"); ++i) {
+    exchange(verbs, "POST", "/filter", R"({"Pod":)" + pod + R"(,"NodeNames":["gpu-a"]})");
+    bound = exchange(verbs, "POST", "/bind", args);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(bound.ends_with(R"({"Error":""})")) << bound << p.err();
+  EXPECT_TRUE(api.bindingPosted());
+  EXPECT_GE(api.podLists(), 2) << "the new leader bound without listing the pods again";
+  const std::vector<std::string> created = api.leaseWrites();
+  ASSERT_FALSE(created.empty());
+  EXPECT_NE(created[0].find(R"("leaseDurationSeconds":2)"), std::string::npos) << created[0];
+  EXPECT_NE(exchange(probes, "GET", "/metrics").find("\nfleetsched_leader 1\n"), std::string::npos);
+  ::kill(p.pid, SIGTERM);
+  ASSERT_TRUE(p.waitExit(5000)) << p.err();
+  ASSERT_TRUE(WIFEXITED(p.status)) << p.err();
+  EXPECT_EQ(WEXITSTATUS(p.status), 0);
+  const std::vector<std::string> writes = api.leaseWrites();
+  ASSERT_GE(writes.size(), 2u);
+  EXPECT_NE(writes.back().find(R"("holderIdentity":"","leaseDurationSeconds":1,)"), std::string::npos)
+      << "the Lease was not released: " << writes.back();
+  EXPECT_NE(p.err().find("released the Lease"), std::string::npos) << p.err();
   std::filesystem::remove(kubeconfig);
 }
 
