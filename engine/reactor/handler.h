@@ -29,6 +29,10 @@ struct ExtenderRequest {
   // Set by the reactor: the request came over TLS with a client certificate that verified
   // against the listener's client CA (ServerConfig::tls). Always false on a plain listener.
   bool peerVerified = false;
+  // Set by the handler: answer with `Connection: close` and end the connection after this
+  // response, so the client's next request opens a new one (behind a Service: perhaps to another
+  // replica). Honoured when the request is the last one the connection has sent.
+  bool closeConnection = false;
 
   // Answering later (bind waits for kube-apiserver): during handleBatch the handler sets
   // `deferred`, keeps the pointer, and later — on the reactor thread — fills status/response

@@ -168,6 +168,7 @@ struct Slot {
     req.status = 200;
     req.body = {};
     req.deferred = false;
+    req.closeConnection = false;
     body.clear(keep);
     allow = {};
     verb = -1;

@@ -447,6 +447,7 @@ void Server::Impl::flush(Connection* c) {
       h += s.allow;
     }
     bool last = i + 1 == c->used;
+    if (last && s.req.closeConnection && c->state == ConnState::kOpen) c->state = ConnState::kDraining;
     if (!s.keepAlive || (last && c->state != ConnState::kOpen))
       h += "\r\nConnection: close";
     else if (s.http10)

@@ -1,19 +1,18 @@
 """HA (issue 26, item 4): two `fleetsched serve --bind --leader-elect` replicas behind one
-address: a balancer hands each request to the next replica that accepts a connection (a replica
-that refuses is skipped, as once it leaves the Service's endpoints). kube-scheduler sends every
-verb there, so a bind may reach the follower (refused: "not the leader; leader is X") or a
-replica that did not filter the pod; kube-scheduler retries those. The leader is SIGKILLed in the middle of a 200-pod
+address, the way a Service fronts the standalone shape's replicas: each new connection goes to
+the next replica that accepts it. kube-scheduler sends every verb there, so a bind may reach the
+follower (refused: "not the leader; leader is X", and that connection ends) or a replica that did
+not filter the pod; kube-scheduler retries those. The leader is SIGKILLed in the middle of a 200-pod
 GPU burst: the survivor must take the Lease over, list the pods again, and bind the rest without
 handing out a GPU index twice. The failover time is reported."""
 
 from __future__ import annotations
 
 import datetime
-import http.client
-import http.server
 import os
 import re
 import signal
+import socket
 import threading
 import time
 import urllib.request
@@ -38,66 +37,65 @@ LEASE = ["--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
          "--leader-elect-retry-period=500ms"]
 
 
-class RoundRobinBalancer:
-    """An HTTP/1.1 balancer on 127.0.0.1:port that sends each request to the next replica (per
-    request, as an L7 proxy or a service mesh in front of a Service does), skipping a replica
-    that refuses the connection; a replica that dies mid-request gets the client a 502.
-
-    Per connection (kube-proxy's way) is not enough here: Go's HTTP client reuses its most
-    recently idle connection, so kube-scheduler can send every call for a minute to one replica,
-    and when that is the follower no pod is ever bound (seen: 1,567 refused binds, none bound)."""
+class ServiceForwarder:
+    """What a ClusterIP Service does for kube-scheduler: accepts on 127.0.0.1:port and splices
+    each new connection to the next replica that accepts one (kube-proxy's per-connection
+    balancing; a replica that refuses is skipped, as once it leaves the endpoints). kube-scheduler
+    reuses its connections, so only a connection that ends can move it to the other replica:
+    fleetsched ends the one a refused bind came on."""
 
     def __init__(self, backends: list[int]):
         self.backends = backends
-        self.lock = threading.Lock()
         self.next = 0
-        self.requests = [0] * len(backends)
-        balancer = self
+        self.connections = [0] * len(backends)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, reply = balancer.forward(self.path, body, self.headers.get("Content-Type", ""))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def forward(self, path: str, body: bytes, contentType: str) -> tuple[int, bytes]:
+    def _connect(self) -> socket.socket | None:
         for _ in range(len(self.backends)):
-            with self.lock:
-                i = self.next % len(self.backends)
-                self.next += 1
-            conn = http.client.HTTPConnection("127.0.0.1", self.backends[i], timeout=10)
+            i = self.next % len(self.backends)
+            self.next += 1
             try:
-                conn.connect()
+                up = socket.create_connection(("127.0.0.1", self.backends[i]), timeout=2)
             except OSError:
                 continue  # not listening (killed): the next replica
+            up.settimeout(None)
+            self.connections[i] += 1
+            return up
+        return None
+
+    def _accept(self) -> None:
+        while True:
             try:
-                conn.request("POST", path, body, {"Content-Type": contentType})
-                resp = conn.getresponse()
-                self.requests[i] += 1
-                return resp.status, resp.read()
-            except OSError as e:
-                return 502, f"balancer: {e}".encode()
-            finally:
-                conn.close()
-        return 502, b"balancer: no replica accepts connections"
+                client, _ = self.sock.accept()
+            except OSError:
+                return  # stopped
+            up = self._connect()
+            if up is None:
+                client.close()
+                continue
+            for src, dst in ((client, up), (up, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.sock.close()
 
 
 def metric(port: int, name: str, **labels) -> float | None:
@@ -143,7 +141,7 @@ def replicated():
         for name, port, proc in replicas:
             waitFor(f"{name} /readyz", lambda: urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/readyz", timeout=2).status == 200, timeout=30, process=proc)
-        forwarder = RoundRobinBalancer([port for _, port, _ in replicas])
+        forwarder = ServiceForwarder([port for _, port, _ in replicas])
         plane.extender = Extender("forwarder", [], port=forwarder.port)
         plane.startScheduler(binder=True)
         cluster = Cluster(plane, "leader", LEADER_FLEET)
@@ -230,8 +228,8 @@ def test_leader_kill(replicated):
     cluster.report(f"leader killed with {boundBefore}/{PODS} pods bound; Lease acquired by the survivor "
                    f"{acquired - killedAt:.2f} s after the kill (seen leading after {sawLeading:.2f} s; "
                    f"lease 3 s, renew 2 s, retry 0.5 s); all {PODS} bound {elapsed:.1f} s after the burst "
-                   f"began; the survivor refused {refused:.0f} binds as follower; requests per replica "
-                   f"{cluster.forwarder.requests}")
+                   f"began; the survivor refused {refused:.0f} binds as follower; connections per replica "
+                   f"{cluster.forwarder.connections}")
     # A follower may take over no earlier than a lease duration after it last saw a renewal,
     # which the leader wrote at most a retry period (with jitter) before it was killed.
     assert acquired - killedAt > 3 - 0.5 * 2.2 - 0.2, record

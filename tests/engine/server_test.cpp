@@ -45,6 +45,7 @@ class FakeHandler : public BatchHandler {
       for (size_t i = 0; i < kBodyPadding; ++i) pad |= end[i];
       r->response = std::string(verbName(r->verb)) + ":" + std::string(r->body);
       if (pad != 0) r->response = "padding not zero";
+      if (r->body == "close") r->closeConnection = true;
       if (r->body == "block") {
         entered_ = true;
         while (!released_) std::this_thread::sleep_for(1ms);
@@ -562,6 +563,27 @@ TEST_F(ServerTest, Http10AndConnectionCloseEndTheConnection) {
     EXPECT_EQ(r.headers["connection"], "close");
     EXPECT_TRUE(c.closedByPeer());
   }
+}
+
+// ExtenderRequest::closeConnection (a follower's refused bind with leader election): the answer
+// says Connection: close and the connection ends, so the client reconnects (perhaps elsewhere).
+TEST_F(ServerTest, HandlerCanEndTheConnectionAfterItsAnswer) {
+  start();
+  Client c(port_);
+  c.send(post("/filter", "a"));
+  EXPECT_EQ(c.next().headers.count("connection"), 0u);
+  c.send(post("/bind", "close"));
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "bind:close");
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_TRUE(c.closedByPeer());
+  // Other connections are not affected.
+  Client d(port_);
+  d.send(post("/filter", "b"));
+  EXPECT_EQ(d.next().headers.count("connection"), 0u);
+  d.send(post("/filter", "c"));
+  EXPECT_EQ(d.next().body, "filter:c");
 }
 
 TEST_F(ServerTest, OversizedHeadersGet431AndClose) {
