@@ -6,7 +6,9 @@ Usage: lint_manifests.py [--dashboard FILE] [--metric-sources DIR]... [--write-s
 
 Each manifest may hold several documents. Checked without a cluster:
   - every object has apiVersion, kind, metadata.name, and a namespace unless cluster-scoped;
-  - fleetsched's ClusterRole: only the verbs its API client sends (CLIENT_REQUESTS);
+  - fleetsched's ClusterRole, and in the standalone shape its leader-election Role: only the verbs
+    its API client sends (CLIENT_REQUESTS); a fleetsched started with --leader-elect needs a Role
+    granting every Lease verb it sends;
   - sidecar shape: fleetsched's --listen on loopback (the verbs are for the kube-scheduler beside it);
   - fleetsched with --bind listening off loopback: HTTPS with client certificates (--tls-cert-file,
     --client-ca-file), so only kube-scheduler can make it post Bindings;
@@ -54,8 +56,9 @@ KNOWN_METRICS = {
     "fleetsched_gpu_free",
 }
 
-# Every request fleetsched's API client sends (engine/ingest/ingest.cpp): list+watch of nodes and
-# pods, the bind verb's Binding, and the core/v1 Event reporting a failed binding. fleetsched's own
+# Every request fleetsched's API client sends (engine/ingest/): list+watch of nodes and
+# pods, the bind verb's Binding, the core/v1 Event reporting a failed binding, and with --leader-elect
+# the Lease (leader_election.cpp). fleetsched's own
 # ClusterRole grants exactly these and nothing more (no patch: GPU-index annotations ride on the
 # Binding).
 CLIENT_REQUESTS = {
@@ -63,6 +66,8 @@ CLIENT_REQUESTS = {
     ("", "pods"): {"get", "list", "watch"},
     ("", "pods/binding"): {"create"},
     ("", "events"): {"create"},
+    # serve --leader-elect: GET the Lease, POST it when missing, PUT it to renew or take over.
+    ("coordination.k8s.io", "leases"): {"get", "create", "update"},
 }
 
 # The plugin fleetsched-scheduler registers (scheduler/plugin), and the default score plugins that
@@ -182,6 +187,8 @@ def checkDeployment(where, obj, context):
             flagValue(c, "tls-cert-file") and flagValue(c, "client-ca-file")):
         error(where, f"fleetsched --bind with --listen on {listenHost(c)} needs --tls-cert-file and "
                      "--client-ca-file: anyone who reaches the port could have it bind pods")
+    if "--leader-elect" in (c.get("args") or []):
+        context["leaderElect"].append(where)
     context["listenPorts"].append(listenPort(c))
     context["listenHosts"].append((where, listenHost(c)))
     context["sidecar"] |= "kube-scheduler" in names
@@ -312,8 +319,16 @@ def checkProfile(where, cfg):
                 error(where, f"plugin entry {plugin!r} needs a name and an integer weight")
 
 
+def grantedLeaseVerbs(obj):
+    verbs = set()
+    for rule in obj.get("rules") or []:
+        if "coordination.k8s.io" in (rule.get("apiGroups") or []) and "leases" in (rule.get("resources") or []):
+            verbs |= set(rule.get("verbs") or [])
+    return verbs
+
+
 def checkClusterRole(where, obj):
-    """fleetsched's own ClusterRole may grant only what CLIENT_REQUESTS lists."""
+    """fleetsched's own ClusterRole (or Role) may grant only what CLIENT_REQUESTS lists."""
     for rule in obj.get("rules") or []:
         for group in rule.get("apiGroups") or []:
             for resource in rule.get("resources") or []:
@@ -340,6 +355,8 @@ def checkManifest(path, context):
             checkDeployment(where, obj, context)
         elif kind == "ClusterRole" and "fleetsched" in name:
             checkClusterRole(where, obj)
+        elif kind == "Role":
+            context["roles"].append((where, obj))
         elif kind == "ConfigMap":
             for key, text in (obj.get("data") or {}).items():
                 embedded = yaml.safe_load(text)
@@ -408,7 +425,8 @@ def main():
     args = ap.parse_args()
     for path in args.manifests:
         context = {"listenPorts": [], "listenHosts": [], "extenderURLs": [], "schedulerNames": set(),
-                   "podSchedulers": [], "sidecar": False, "plugin": False, "schedulerConfigs": []}
+                   "podSchedulers": [], "sidecar": False, "plugin": False, "schedulerConfigs": [],
+                   "roles": [], "leaderElect": []}
         try:
             checkManifest(path, context)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as e:
@@ -427,6 +445,16 @@ def main():
                 if port not in context["listenPorts"]:
                     error(where, f"extender port {port} is not fleetsched's listen port "
                                  f"{context['listenPorts']}")
+        # Standalone: the Roles are fleetsched's own (leader election), held to what it sends; in
+        # the scheduler shapes they are kube-scheduler's, whose requests are its own business.
+        if not (context["sidecar"] or context["plugin"]):
+            for where, role in context["roles"]:
+                checkClusterRole(where, role)
+        for where in context["leaderElect"]:
+            granted = set().union(*(grantedLeaseVerbs(r) for _, r in context["roles"]))
+            missing = sorted(CLIENT_REQUESTS[("coordination.k8s.io", "leases")] - granted)
+            if missing:
+                error(where, f"fleetsched runs with --leader-elect, but no Role grants {missing} on leases")
         # A scheduler this manifest runs (a second one beside the cluster's): one active replica,
         # elected on a Lease of its own. The default resourceName is the cluster scheduler's Lease,
         # which the two would then take turns holding.

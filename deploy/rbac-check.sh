@@ -6,7 +6,8 @@
 #   deploy/rbac-check.sh sidecar    [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched-scheduler)
 #   deploy/rbac-check.sh standalone [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched)
 #   deploy/rbac-check.sh plugin     [NAMESPACE] [SERVICEACCOUNT]   (defaults: kube-system fleetsched)
-#   LEASE=<name> names the sidecar's or plugin's leader-election Lease (default fleetsched).
+#   LEASE=<name> names the leader-election Lease (default fleetsched): kube-scheduler's in the sidecar
+#   and plugin shapes, fleetsched's own (serve --leader-elect) in the standalone shape.
 # For the chart, the ServiceAccount is the release's full name (`fleetsched` for release fleetsched).
 set -euo pipefail
 
@@ -62,6 +63,11 @@ else
   expect no patch events.events.k8s.io
   expect no delete pods
   expect no list csinodes.storage.k8s.io
-  expect no update "leases/$lease" -n "$ns"
+  # serve --leader-elect: read, create and renew its own Lease; nothing else of leases.
+  expect yes get "leases/$lease" -n "$ns"
+  expect yes update "leases/$lease" -n "$ns"
+  expect yes create leases.coordination.k8s.io -n "$ns"
+  expect no patch "leases/$lease" -n "$ns"
+  expect no update leases/some-other-lease -n "$ns"
 fi
 [ $failures -eq 0 ] && echo "rbac-check: OK" || { echo "rbac-check: $failures unexpected" >&2; exit 1; }

@@ -51,11 +51,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{- define "fleetsched.replicas" -}}
-{{- if kindIs "invalid" .Values.replicaCount -}}
-{{- if include "fleetsched.runsScheduler" . -}}2{{- else -}}1{{- end -}}
-{{- else -}}
-{{- .Values.replicaCount -}}
+{{- if kindIs "invalid" .Values.replicaCount -}}2{{- else -}}{{- .Values.replicaCount -}}{{- end -}}
 {{- end -}}
+
+{{/* Standalone replicas that bind elect the one that binds and preempts (serve --leader-elect). */}}
+{{- define "fleetsched.leaderElect" -}}
+{{- if and (eq .Values.mode "standalone") .Values.extender.verbs.bind (gt (int (include "fleetsched.replicas" .)) 1) -}}true{{- end -}}
 {{- end -}}
 
 {{- define "fleetsched.image" -}}
@@ -241,6 +242,13 @@ profiles:
   {{- fail "mode standalone binds pods for callers on the network: enable server.tls (with requireClientCert) so only kube-scheduler's client certificate is served, or set extender.verbs.bind=\"\" to let kube-scheduler bind" }}
   {{- end }}
   - --bind
+  {{- end }}
+  {{- if include "fleetsched.leaderElect" . }}
+  {{- /* Only the Lease holder binds and preempts; the others serve filter and prioritize.
+         kube-scheduler's defaults: lease 15s, renew deadline 10s, retry 2s. */}}
+  - --leader-elect
+  - --leader-elect-resource-namespace={{ .Release.Namespace }}
+  - --leader-elect-resource-name={{ include "fleetsched.leaseName" . }}
   {{- end }}
   {{- with .Values.server.maxBodyBytes }}
   - --max-body-bytes={{ . | int64 }}
