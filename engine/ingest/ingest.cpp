@@ -688,8 +688,11 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
   auto shared = std::make_shared<BindingRequest>(std::move(req));
   runOnIngest([this, l, shared, body = std::move(body), done = std::move(done)]() mutable {
     // The reactor checked bindRefusal(); the Lease may have been lost since. Checked here, on
-    // the thread that runs the election, no Binding leaves after leadership ended.
-    if (l->elector && !mayBind_.load(std::memory_order_acquire)) {
+    // the thread that runs the election, no Binding leaves after leadership ended: on a fresh
+    // clock, since this thread may have been starved past the renew deadline (SCHED_IDLE) and
+    // run this before the timer that would have noticed.
+    if (l->elector) uv_update_time(&l->loop);
+    if (l->elector && (!l->elector->checkDeadline() || !mayBind_.load(std::memory_order_acquire))) {
       runOnReactor([done, error = "binding " + shared->podNamespace + "/" + shared->podName +
                                   ": not the leader any more (leader election Lease lost)"] { done(error); });
       return;

@@ -4,7 +4,9 @@
 // with codec and write to the cache (one publish per list page and per watch event).
 //
 // The same loop performs the binder's API writes: postBinding() hands a Binding to the
-// ingestion thread and reports the outcome back on the reactor's loop.
+// ingestion thread and reports the outcome back on the reactor's loop. With
+// IngestOptions::leaderElection it also runs the LeaderElector (leader_election.h), and binds
+// only while holding the Lease and after listing the pods again (bindRefusal()).
 //
 // The ingestion thread runs at IngestOptions::priority (SCHED_IDLE by default) so requests
 // seldom wait for it: on a machine with fewer free cores than busy threads a woken reactor

@@ -256,11 +256,11 @@ void LeaderElector::succeeded() {
   scheduler_.after(static_cast<uint32_t>(due > now ? due - now : 0), [this] { checkDeadline(); });
 }
 
-void LeaderElector::checkDeadline() {
-  if (phase_ != Phase::Leading) return;
-  if (scheduler_.nowMs() >= renewedMs_ + config_.renewDeadlineMs) {
+bool LeaderElector::checkDeadline() {
+  if (phase_ == Phase::Leading && scheduler_.nowMs() >= renewedMs_ + config_.renewDeadlineMs) {
     lose("no renewal succeeded within the renew deadline (" + std::to_string(config_.renewDeadlineMs) + " ms)");
   }
+  return leading();
 }
 
 void LeaderElector::failed(const std::string& why) {

@@ -81,6 +81,10 @@ class LeaderElector {
   void stop();
 
   bool leading() const { return phase_ == Phase::Leading; }
+  // Stops leading now (stoppedLeading) when the renew deadline has passed on the scheduler's
+  // clock, without waiting for the timer that would; returns leading(). Called right before a
+  // Binding is sent, so a thread that was starved past the deadline does not send it.
+  bool checkDeadline();
   // The holder last seen in the Lease ("" before the first read, or when nobody holds it).
   const std::string& holder() const { return observed_.holder; }
   const LeaderElectionConfig& config() const { return config_; }
@@ -103,7 +107,6 @@ class LeaderElector {
   void succeeded();
   void failed(const std::string& why);
   void scheduleAttempt(uint32_t delayMs);
-  void checkDeadline();
   void lose(const std::string& why);
   // Records what the Lease says; the observation time moves only when the record changed.
   void observe(Record record, std::string resourceVersion);

@@ -232,6 +232,17 @@ TEST_F(LeaderElection, StopsAtTheRenewDeadlineEvenWhileARequestHangs) {
   EXPECT_GE(server.cancelled, 1);  // the hanging exchange was dropped
 }
 
+TEST_F(LeaderElection, CheckDeadlineStopsAStarvedLeaderBeforeItsTimerRuns) {
+  auto e = make("a_1");
+  e->start();
+  server.hold = true;
+  clock.now += 9999;  // the clock moves, no timer runs: a thread starved of CPU
+  EXPECT_TRUE(e->checkDeadline());
+  clock.now += 1;
+  EXPECT_FALSE(e->checkDeadline());
+  EXPECT_EQ(events.back(), "stopped");
+}
+
 TEST_F(LeaderElection, FollowsWhileAnotherReplicaRenewsAndTakesOverAfterExpiry) {
   server.writeAs("b_2");
   auto e = make("a_1");
