@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -97,8 +98,11 @@ bool parseDurationMs(std::string_view text, uint32_t& ms) {
     }
     total += value * unit;
   }
-  if (total < 1 || total >= 4294967296.0 || total != static_cast<double>(static_cast<uint64_t>(total))) return false;
-  ms = static_cast<uint32_t>(total);
+  // Decimal fractions are inexact in binary ("0.013s" sums to 13.000000000000002 ms): round, then
+  // refuse what is not close to a whole millisecond ("1.5ms").
+  const double whole = std::round(total);
+  if (whole < 1 || whole >= 4294967296.0 || std::abs(total - whole) > 1e-6) return false;
+  ms = static_cast<uint32_t>(whole);
   return true;
 }
 

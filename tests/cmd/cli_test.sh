@@ -99,6 +99,21 @@ run 2 serve -v=-1
 run 2 serve --v=x
 run 2 serve --listen 127.0.0.1:1 --max-body-bytes 2000 --max-buffered-bytes 1000
 has "$err" "--max-buffered-bytes" "a budget below the body limit is refused"
+# Leader election: Go durations, validated alone and together (lease > renew > 1.2 x retry).
+for d in 1.5ms 15 15x -1s 0s s 1..5s; do
+  run 2 serve --leader-elect --leader-elect-lease-duration "$d"
+  has "$err" "want a duration" "serve --leader-elect-lease-duration $d is refused"
+done
+for d in 15s 1.1s 0.013s 1m30s 500ms 2h; do
+  run 2 serve --leader-elect --leader-elect-retry-period "$d"   # parsed; refused for want of --bind
+  has "$err" "--leader-elect needs --bind" "serve --leader-elect-retry-period $d is parsed"
+done
+run 2 serve --kubeconfig "$tmp/none" --bind --leader-elect --leader-elect-renew-deadline 20s
+has "$err" "must be greater than --leader-elect-renew-deadline" "a renew deadline past the lease is refused"
+run 2 serve --kubeconfig "$tmp/none" --bind --leader-elect --leader-elect-retry-period 9s
+has "$err" "1.2 × --leader-elect-retry-period" "a retry period too close to the renew deadline is refused"
+run 2 serve --kubeconfig "$tmp/none" --bind --leader-elect --leader-elect-resource-name 'a/b?c'
+has "$err" "--leader-elect-resource-name" "a Lease name that is not a DNS-1123 subdomain is refused"
 run 2 loadgen --mode sideways
 run 2 gen-fleet --zones 9
 run 2 gen-fleet --nodes notanumber
