@@ -24,6 +24,30 @@ std::string unknownKey(const YAML::Node& map, std::initializer_list<std::string_
   return {};
 }
 
+// Keeps an error on one line: its control bytes (from the YAML's keys and values, or quoted
+// by yaml-cpp's messages) written as \n, \r, \t or \xNN, the way log lines escape them.
+void escapeControlBytes(std::string& error) {
+  std::string out;
+  for (char c : error) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    }
+  }
+  error = std::move(out);
+}
+
 std::string scalarOr(const YAML::Node& n, std::string_view fallback) {
   return n && n.IsScalar() ? n.Scalar() : std::string(fallback);
 }
@@ -255,15 +279,17 @@ const Profile& Config::profileFor(const codec::Pod& pod) const {
 }
 
 std::optional<Config> loadConfig(std::string_view yaml, std::string& error) {
+  std::optional<Config> c;
   try {
-    return parseRoot(YAML::Load(std::string(yaml)), error);
+    c = parseRoot(YAML::Load(std::string(yaml)), error);
   } catch (const YAML::Exception& e) {
     // yaml-cpp marks are 0-based, and null for errors not tied to a position.
     error = e.mark.is_null() ? e.msg
                              : "line " + std::to_string(e.mark.line + 1) + ", column " +
                                    std::to_string(e.mark.column + 1) + ": " + e.msg;
-    return std::nullopt;
   }
+  if (!c) escapeControlBytes(error);
+  return c;
 }
 
 std::optional<Config> loadConfigFile(const std::string& path, std::string& error, std::string* text) {

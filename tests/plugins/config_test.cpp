@@ -209,7 +209,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"wrong kind", "apiVersion: fleetsched.io/v1alpha1\nkind: KubeSchedulerConfiguration\n",
                 "kind: want FleetschedConfiguration, got \"KubeSchedulerConfiguration\""},
         BadCase{"not a map", "- 1\n- 2\n", "want a FleetschedConfiguration map (apiVersion, kind, profiles)"},
-        BadCase{"yaml syntax", "apiVersion: [\n", "line 2, column 1: end of sequence flow not found"}));
+        BadCase{"yaml syntax", "apiVersion: [\n", "line 2, column 1: end of sequence flow not found"},
+        // Control bytes the YAML spells out come back escaped (issue 26 item 7: fuzz_profile_yaml).
+        BadCase{"key holding a line break", withProfiles("- name: p\n  \"plu\\ngin\": [{name: GPU}]\n"),
+                "profiles[0] (p): unknown key \"plu\\ngin\" (known: name, plugins, pluginConfig)"},
+        BadCase{"value holding control bytes", "apiVersion: \"v1\\r\\t\\x01\\x7f\"\nkind: FleetschedConfiguration\n",
+                "apiVersion: want fleetsched.io/v1alpha1, got \"v1\\r\\t\\x01\\x7f\""},
+        BadCase{"yaml-cpp quoting a control byte", "apiVersion: \"\\\x01\"\n",
+                "line 1, column 16: unknown escape character: \\x01"}));
 
 TEST(Config, MissingFileNamesThePath) {
   std::string error;
