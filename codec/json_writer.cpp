@@ -93,7 +93,7 @@ void JsonWriter<Out>::string(std::string_view s) {
   if (i == n) {
     char* p = reserve(n + 2);
     p[0] = '"';
-    std::memcpy(p + 1, s.data(), n);
+    if (n != 0) std::memcpy(p + 1, s.data(), n);  // an empty view may have no bytes (nullptr)
     p[n + 1] = '"';
     len_ += n + 2;
     return;

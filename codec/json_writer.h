@@ -38,6 +38,7 @@ class JsonWriter {
   }
 
   void raw(std::string_view s) {
+    if (s.empty()) return;  // it may have no bytes (nullptr), which memcpy must not get
     std::memcpy(reserve(s.size()), s.data(), s.size());
     len_ += s.size();
   }

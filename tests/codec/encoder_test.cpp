@@ -230,6 +230,24 @@ TEST(Encoder, PreemptionResultMatchesGo) {
 }
 
 // Go's escaping rules one by one (the golden above covers them together).
+// A full-Nodes request node without metadata.name fails every filter under the name "": its
+// view is empty with no bytes behind it, which the writer must not hand to memcpy (undefined
+// behaviour, caught by UBSan in the sanitizer suite; issue 26 item 7: fuzz_service_replies).
+TEST(Encoder, EmptyViewsWithoutBytesAreWritten) {
+  FilterResult r;
+  r.failedNodes = {{std::string_view(), std::string_view()}};
+  Buffer out;
+  encodeFilterResult(r, out);
+  EXPECT_EQ(out.view(), R"({"Nodes":{"metadata":{},"items":[]},"NodeNames":null,"FailedNodes":{"":""},)"
+                 R"("FailedAndUnresolvableNodes":{},"Error":""})");
+  std::string s;
+  JsonWriter w(s);
+  w.raw(std::string_view());
+  w.string(std::string_view());
+  w.finish();
+  EXPECT_EQ(s, R"("")");
+}
+
 TEST(JsonWriter, EscapesLikeGo) {
   auto enc = [](std::string_view s) {
     std::string out;
