@@ -2,7 +2,8 @@
 # Installs what fleetsched's build and tests need on Debian 12, from the package registries by
 # their ordinary clients, and nothing else:
 #   - Debian packages (apt-get): the compilers and libraries, python3-pytest (the end-to-end
-#     suite), python3-matplotlib (replay's plot);
+#     suite), python3-matplotlib (replay's plot), clang-14 and libclang-rt-14-dev (libFuzzer,
+#     for scripts/fuzz.sh);
 #   - a Go >= 1.26 toolchain (the Kubernetes components, helm and the Go peers are built with it):
 #     the one on PATH or in /usr/local/go when it is new enough; otherwise Go's own toolchain
 #     switch fetches it from the Go module proxy into the per-user module cache, run by Debian's
@@ -16,7 +17,7 @@ packages=(
   build-essential pkg-config cmake meson ninja-build ccache
   libuv1-dev libsimdjson-dev libmimalloc-dev libyaml-cpp-dev libcli11-dev
   libcurl4-openssl-dev libssl-dev node-llhttp
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
   curl ca-certificates openssl python3 python3-yaml python3-pytest python3-matplotlib
 )
 

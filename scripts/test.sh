@@ -8,9 +8,11 @@
 #   4. a small benchmark comparison against the Go peer extenders (runs, reports; asserts nothing);
 #   5. the deploy checks (helm lint/template, manifest rules);
 #   6. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer (without the
-#      published-table replay guard, which needs an optimised build).
+#      published-table replay guard, which needs an optimised build);
+#   7. the libFuzzer targets (tests/fuzz), 60 s each on their corpus, built with clang
+#      (scripts/fuzz.sh; about 9 min on 2 cores, 3.5 of them the clang build from cold).
 # While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1,
-# FLEETSCHED_SKIP_SANITIZE=1.
+# FLEETSCHED_SKIP_SANITIZE=1, FLEETSCHED_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -70,5 +72,9 @@ if [ "${FLEETSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   step "unit tests under ASan/UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4 --no-suite published
+fi
+if [ "${FLEETSCHED_SKIP_FUZZ:-0}" != 1 ]; then
+  step "fuzz targets, 60 s each"
+  scripts/fuzz.sh 60
 fi
 step "all tests passed"

@@ -1,0 +1,18 @@
+// codec::Decoder::decodePreemptionArgs, the preempt request (NodeNameToVictims with full pods,
+// NodeNameToMetaVictims with UIDs).
+#include <cstddef>
+#include <cstdint>
+
+#include "codec/decoder.h"
+#include "tests/fuzz/fuzz_input.h"
+
+using namespace fleetsched;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static codec::Decoder decoder;
+  static codec::PreemptionArgs args;
+  if (!decoder.decodePreemptionArgs(fuzz::padded(data, size), args) && decoder.errorMessage().empty()) {
+    __builtin_trap();
+  }
+  return 0;
+}
