@@ -391,7 +391,15 @@ void ExtenderService::remember(const codec::Pod& pod, bool peerVerified) {
     rememberedOrder_.pop_front();
   }
   rememberedOrder_.push_back(uid);
-  remembered_.emplace(std::move(uid), RememberedPod{std::make_unique<OwnedPod>(pod), peerVerified});
+  remembered_.emplace(std::move(uid),
+                      RememberedPod{std::make_unique<OwnedPod>(pod), peerVerified, std::prev(rememberedOrder_.end())});
+}
+
+void ExtenderService::forget(const std::string& uid) {
+  auto it = remembered_.find(uid);
+  if (it == remembered_.end()) return;
+  rememberedOrder_.erase(it->second.order);
+  remembered_.erase(it);
 }
 
 bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
@@ -452,7 +460,11 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   req.deferred = true;
   std::string uid(a.podUid);
   binder_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {
-    if (!error.empty() && reserved != cache::ReserveResult::AlreadyBound) unreserveLater(uid);
+    if (error.empty()) {
+      forget(uid);  // bound: no bind will ask for it again without a new filter
+    } else if (reserved != cache::ReserveResult::AlreadyBound) {
+      unreserveLater(uid);
+    }
     codec::encodeBindingResult(error, req.response);
     req.complete(&req);
   });

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -150,6 +151,7 @@ class ExtenderService : public BatchHandler {
   // (Binder::bindRefusal: not the leader); false when it may.
   bool refuseNotLeader(ExtenderRequest& req);
   void remember(const codec::Pod& pod, bool peerVerified);
+  void forget(const std::string& uid);
   // Reserves and posts the Binding; returns an error text when it cannot start.
   std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
   // At -v=4 a line per decision, and the record for debugPod: both off cost one branch.
@@ -164,14 +166,16 @@ class ExtenderService : public BatchHandler {
   ServiceOptions options_;
   Binder* binder_ = nullptr;
   std::function<bool()> readyCheck_;
-  // Pods seen by filter while binding is on, by UID, oldest evicted first; with the channel of
-  // the filter that remembered each (ExtenderRequest::peerVerified).
+  // Pods seen by filter while binding is on, by UID, oldest evicted first, each forgotten once
+  // its Binding succeeded (kube-scheduler filters a pod again before any later bind); with the
+  // channel of the filter that remembered each (ExtenderRequest::peerVerified).
   struct RememberedPod {
     std::unique_ptr<OwnedPod> pod;
     bool peerVerified = false;
+    std::list<std::string>::iterator order;  // its entry in rememberedOrder_
   };
   std::unordered_map<std::string, RememberedPod> remembered_;
-  std::deque<std::string> rememberedOrder_;
+  std::list<std::string> rememberedOrder_;  // oldest first
   struct WriterWork {
     ExtenderRequest* req;      // a deferred bind or preempt, or
     std::string unreserveUid;  // (req null) a failed Binding's reservation to release
