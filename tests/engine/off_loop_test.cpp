@@ -23,6 +23,7 @@
 #include "engine/service/extender_service.h"
 #include "plugins/config.h"
 #include "tests/engine/test_data.h"
+#include "tests/loopback.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -204,68 +205,9 @@ plugins::Config slowConfig() {
   return plugins::Config(std::move(profiles), std::move(interpretation));
 }
 
-// A blocking client: one request at a time, Content-Length replies.
-class Client {
- public:
-  explicit Client(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{10, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Client() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool connected() const { return connected_; }
-  void send(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  // Closes with a reset, so the server sees ECONNRESET.
-  void reset() {
-    linger l{1, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-    ::close(fd_);
-    fd_ = -1;
-  }
-  // The next reply: status (0 when the connection ended first), head and body.
-  Answer next(std::string* head = nullptr) {
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos)
-      if (!fill()) return {};
-    Answer a;
-    a.status = std::atoi(buf_.c_str() + 9);
-    const std::string h = buf_.substr(0, end);
-    const size_t at = h.find("Content-Length: ");
-    const size_t len = at == std::string::npos ? 0 : std::stoul(h.substr(at + 16));
-    while (buf_.size() < end + 4 + len)
-      if (!fill()) return {};
-    a.body = buf_.substr(end + 4, len);
-    if (head != nullptr) *head = h;
-    buf_.erase(0, end + 4 + len);
-    return a;
-  }
-
- private:
-  bool fill() {
-    char tmp[65536];
-    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n <= 0) return false;
-    buf_.append(tmp, static_cast<size_t>(n));
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string buf_;
+// A blocking client; a 10 s receive timeout outlasts the slow request.
+struct Client : testing::HttpClient {
+  explicit Client(uint16_t port) : HttpClient(port, 10) {}
 };
 
 std::string post(std::string_view path, std::string_view body) {
@@ -363,12 +305,12 @@ TEST_F(OffLoopServerTest, OtherConnectionsAreAnsweredWhileALargeRequestIsEvaluat
                                       std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")}) {
     const auto sent = steady_clock::now();
     other.send(request);
-    Answer a = other.next();
+    testing::HttpResponse a = other.next();
     const auto waited = duration_cast<milliseconds>(steady_clock::now() - sent);
     EXPECT_EQ(a.status, 200) << a.body;
     EXPECT_LT(waited, 100ms) << "waited " << waited.count() << " ms behind the large request";
   }
-  Answer a = big.next();
+  testing::HttpResponse a = big.next();
   EXPECT_EQ(a.status, 200);
   EXPECT_NE(a.body.find("\"Nodes\":{"), std::string::npos) << a.body;
   EXPECT_GE(steady_clock::now() - t0, kSlow);
@@ -381,15 +323,15 @@ TEST_F(OffLoopServerTest, RequestsBehindItOnItsConnectionWaitForIt) {
   Client c(server_->port());
   c.send(post("/filter", slow_) + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + post("/filter", small_));
   ASSERT_TRUE(waitEntered());
-  Answer first = c.next();
+  testing::HttpResponse first = c.next();
   EXPECT_EQ(first.status, 200);
   EXPECT_NE(first.body.find("\"Nodes\":{"), std::string::npos) << first.body;
   EXPECT_EQ(c.next().body, "ok\n");
-  Answer third = c.next();
+  testing::HttpResponse third = c.next();
   EXPECT_EQ(third.status, 200);
   EXPECT_NE(third.body.find("\"NodeNames\":["), std::string::npos) << third.body;
   c.send("GET /debug/pods/ml/train-llama-0 HTTP/1.1\r\nHost: x\r\n\r\n");
-  Answer record = c.next();
+  testing::HttpResponse record = c.next();
   EXPECT_NE(record.body.find("\"nodes\":5,"), std::string::npos)
       << "the request behind the large one was decided before it: " << record.body;
 }
@@ -421,10 +363,9 @@ TEST_F(OffLoopServerTest, ShutdownWaitsForTheRequestBeingEvaluated) {
   uv_async_send(&control_);
   ASSERT_TRUE(eventually([&] { return !Client(server_->port()).connected(); }));
   EXPECT_EQ(server_->deferredRequests(), 1u) << "drained before the request was answered";
-  std::string head;
-  Answer a = c.next(&head);
+  testing::HttpResponse a = c.next();
   EXPECT_EQ(a.status, 200);
-  EXPECT_NE(head.find("Connection: close"), std::string::npos) << head;
+  EXPECT_EQ(a.headers["connection"], "close");
   EXPECT_EQ(server_->deferredRequests(), 0u);
 }
 

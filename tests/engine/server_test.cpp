@@ -1,6 +1,7 @@
 // Loopback tests of engine::Server: real sockets on 127.0.0.1, port 0, the loop on its own thread,
 // blocking clients on the test thread.
 #include "engine/reactor/server.h"
+#include "tests/loopback.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -116,103 +117,8 @@ class FakeHandler : public BatchHandler {
   std::vector<ExtenderRequest*> held_;  // loop thread only
 };
 
-struct Response {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-};
-
-// A blocking HTTP/1.1 client that can pipeline and read responses one by one.
-class Client {
- public:
-  explicit Client(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{3, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Client() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool connected() const { return connected_; }
-  void send(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  bool readable(int timeoutMs) {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, timeoutMs) > 0;
-  }
-  void shutdownWrite() { ::shutdown(fd_, SHUT_WR); }
-  // Closes with a reset (SO_LINGER 0), so the server sees ECONNRESET rather than EOF.
-  void reset() {
-    linger l{1, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-    close();
-  }
-  void close() {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  // Reads one response; status 0 when the connection closed or timed out first.
-  Response next() {
-    Response r;
-    size_t headEnd;
-    while ((headEnd = buf_.find("\r\n\r\n")) == std::string::npos)
-      if (!fill()) return r;
-    std::string head = buf_.substr(0, headEnd);
-    r.status = std::atoi(head.c_str() + 9);
-    size_t pos = head.find("\r\n");
-    while (pos != std::string::npos && pos < head.size()) {
-      size_t end = head.find("\r\n", pos + 2);
-      std::string line = head.substr(pos + 2, end == std::string::npos ? std::string::npos : end - pos - 2);
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string name = line.substr(0, colon);
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        r.headers[name] = line.substr(colon + 2);
-      }
-      pos = end;
-    }
-    size_t len = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
-    while (buf_.size() < headEnd + 4 + len)
-      if (!fill()) return Response{};
-    r.body = buf_.substr(headEnd + 4, len);
-    buf_.erase(0, headEnd + 4 + len);
-    return r;
-  }
-  // True when the server closes the connection (EOF or reset) with nothing more to read.
-  bool closedByPeer() {
-    while (fill()) {
-    }
-    return eof_ && buf_.empty();
-  }
-
- private:
-  bool fill() {
-    char tmp[65536];
-    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n <= 0) {
-      eof_ = n == 0 || errno == ECONNRESET;
-      return false;
-    }
-    buf_.append(tmp, static_cast<size_t>(n));
-    return true;
-  }
-  int fd_ = -1;
-  bool connected_ = false;
-  bool eof_ = false;
-  std::string buf_;
-};
+using Response = testing::HttpResponse;
+using Client = testing::HttpClient;
 
 std::string post(std::string_view path, std::string_view body, std::string_view extra = "") {
   std::string r = "POST ";
