@@ -496,7 +496,12 @@ class FakeApiServer {
   }
 
   // GET, POST (create) and PUT of the one Lease, with resourceVersions, as kube-apiserver keeps it.
+  // Lease requests wait for the first pod list to be served, so a replica always acquires with a
+  // synced cache and must list again before it binds; without the wait, acquiring while the
+  // initial list is still in flight needs no second list and the count below would race.
   void lease(int c, const std::string& method, std::string body) {
+    for (int i = 0; i < 1000 && podLists_.load() == 0 && !stop_; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::lock_guard lock(leaseMu_);
     if (!otherHolder_.empty()) {
       if (method != "GET") return reply(c, 409, R"({"kind":"Status","code":409,"reason":"Conflict"})");
@@ -608,6 +613,16 @@ TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
   std::filesystem::remove(kubeconfig);
 }
 
+// serve --bind --leader-elect with short Lease timings, as both leader election tests run it.
+void spawnElecting(Proc& p, uint16_t verbs, uint16_t probes, const std::string& kubeconfig, const char* name) {
+  spawn(p,
+        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
+         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
+         "--ingest-priority=normal", "--leader-elect", "--leader-elect-lease-duration=2s",
+         "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=200ms"},
+        name);
+}
+
 // Issue 26, HA: with --leader-elect a replica that does not hold the Lease answers bind with an
 // Error naming the leader and preempt with 503, counts both, and never posts a Binding; filter
 // and /readyz are unaffected.
@@ -617,12 +632,7 @@ TEST(ServeProcess, LeaderElectFollowerRefusesBindAndPreempt) {
   const std::string kubeconfig = writeKubeconfig(api.port());
   const auto [verbs, probes] = twoPorts();
   Proc p;
-  spawn(p,
-        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
-         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
-         "--ingest-priority=normal", "--leader-elect", "--leader-elect-lease-duration=2s",
-         "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=200ms"},
-        "follower");
+  spawnElecting(p, verbs, probes, kubeconfig, "follower");
   waitListening(p, probes);
   for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -665,12 +675,7 @@ TEST(ServeProcess, LeaderElectLeaderBindsAfterCatchingUpAndReleasesOnSigterm) {
   const std::string kubeconfig = writeKubeconfig(api.port());
   const auto [verbs, probes] = twoPorts();
   Proc p;
-  spawn(p,
-        {"serve", "--listen=127.0.0.1:" + std::to_string(verbs),
-         "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
-         "--ingest-priority=normal", "--leader-elect", "--leader-elect-lease-duration=2s",
-         "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=200ms"},
-        "leader");
+  spawnElecting(p, verbs, probes, kubeconfig, "leader");
   waitListening(p, probes);
   const std::string pod =
       R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
