@@ -43,8 +43,47 @@ struct HttpResponse {
   std::string body;
 };
 
+// Reads one HTTP/1.1 response from whatever fill() appends to buf (fill returns false when the
+// connection closed or timed out) and removes it from buf. The body is Content-Length bytes, or
+// everything up to the end of the connection when there is no Content-Length. Status 0 when the
+// connection ended before a whole head (or a whole Content-Length body) arrived.
+template <class Fill>
+HttpResponse readHttpResponse(std::string& buf, Fill fill) {
+  HttpResponse r;
+  size_t headEnd;
+  while ((headEnd = buf.find("\r\n\r\n")) == std::string::npos)
+    if (!fill()) return r;
+  std::string head = buf.substr(0, headEnd);
+  r.status = std::atoi(head.c_str() + 9);
+  size_t pos = head.find("\r\n");
+  while (pos != std::string::npos && pos < head.size()) {
+    size_t end = head.find("\r\n", pos + 2);
+    std::string line = head.substr(pos + 2, end == std::string::npos ? std::string::npos : end - pos - 2);
+    size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      r.headers[name] = line.substr(colon + 2);
+    }
+    pos = end;
+  }
+  const bool toEof = !r.headers.count("content-length");
+  size_t len = toEof ? 0 : std::stoul(r.headers["content-length"]);
+  if (toEof) {
+    while (fill()) {
+    }
+    len = buf.size() - headEnd - 4;
+  } else {
+    while (buf.size() < headEnd + 4 + len)
+      if (!fill()) return HttpResponse{};
+  }
+  r.body = buf.substr(headEnd + 4, len);
+  buf.erase(0, headEnd + 4 + len);
+  return r;
+}
+
 // A blocking HTTP/1.1 client for tests of the reactor: it can pipeline, and reads responses
-// (Content-Length bodies) one by one; recv gives up after receiveTimeoutSec.
+// one by one (readHttpResponse); recv gives up after receiveTimeoutSec.
 class HttpClient {
  public:
   explicit HttpClient(uint16_t port, long receiveTimeoutSec = 3) {
@@ -87,30 +126,7 @@ class HttpClient {
   }
   // Reads one response; status 0 when the connection closed or timed out first.
   HttpResponse next() {
-    HttpResponse r;
-    size_t headEnd;
-    while ((headEnd = buf_.find("\r\n\r\n")) == std::string::npos)
-      if (!fill()) return r;
-    std::string head = buf_.substr(0, headEnd);
-    r.status = std::atoi(head.c_str() + 9);
-    size_t pos = head.find("\r\n");
-    while (pos != std::string::npos && pos < head.size()) {
-      size_t end = head.find("\r\n", pos + 2);
-      std::string line = head.substr(pos + 2, end == std::string::npos ? std::string::npos : end - pos - 2);
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        std::string name = line.substr(0, colon);
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        r.headers[name] = line.substr(colon + 2);
-      }
-      pos = end;
-    }
-    size_t len = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
-    while (buf_.size() < headEnd + 4 + len)
-      if (!fill()) return HttpResponse{};
-    r.body = buf_.substr(headEnd + 4, len);
-    buf_.erase(0, headEnd + 4 + len);
-    return r;
+    return readHttpResponse(buf_, [this] { return fill(); });
   }
   // True when the server closes the connection (EOF or reset) with nothing more to read.
   bool closedByPeer() {

@@ -29,6 +29,7 @@
 #include "engine/reactor/tls.h"
 #include "engine/reactor/tls_reload.h"
 #include "tests/engine/tls_pki.h"
+#include "tests/loopback.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -51,42 +52,7 @@ class EchoHandler : public BatchHandler {
   std::atomic<int> requests{0};
 };
 
-struct Response {
-  int status = 0;
-  std::map<std::string, std::string> headers;
-  std::string body;
-};
-
-// Reads HTTP/1.1 responses from whatever fill() appends to buf.
-template <class Fill>
-Response parseNext(std::string& buf, Fill fill) {
-  Response r;
-  size_t headEnd;
-  while ((headEnd = buf.find("\r\n\r\n")) == std::string::npos)
-    if (!fill()) return r;
-  std::string head = buf.substr(0, headEnd);
-  r.status = std::atoi(head.c_str() + 9);
-  size_t pos = head.find("\r\n");
-  while (pos != std::string::npos && pos < head.size()) {
-    size_t end = head.find("\r\n", pos + 2);
-    std::string line = head.substr(pos + 2, end == std::string::npos ? std::string::npos : end - pos - 2);
-    size_t colon = line.find(':');
-    if (colon != std::string::npos) {
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      r.headers[name] = line.substr(colon + 2);
-    }
-    pos = end;
-  }
-  size_t len = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
-  const bool toEof = !r.headers.count("content-length");
-  while (toEof ? fill() : buf.size() < headEnd + 4 + len)
-    if (!toEof && !fill()) return Response{};
-  if (toEof) len = buf.size() - headEnd - 4;
-  r.body = buf.substr(headEnd + 4, len);
-  buf.erase(0, headEnd + 4 + len);
-  return r;
-}
+using Response = testing::HttpResponse;
 
 int connectLoopback(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -120,7 +86,7 @@ class RawClient {
     }
   }
   Response next() {
-    return parseNext(buf_, [this] { return fill(); });
+    return testing::readHttpResponse(buf_, [this] { return fill(); });
   }
   // The server closed (EOF or reset); what arrived before is in received().
   bool closedByPeer() {
@@ -188,7 +154,7 @@ class TlsClient {
     return true;
   }
   Response next() {
-    return parseNext(buf_, [this] { return fill(); });
+    return testing::readHttpResponse(buf_, [this] { return fill(); });
   }
   // The connection ended (close_notify, EOF, reset or alert) without another byte of data.
   bool ended() {
