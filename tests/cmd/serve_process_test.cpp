@@ -162,6 +162,19 @@ void waitListening(Proc& p, uint16_t port) {
   ASSERT_TRUE(accepts(port)) << p.err();
 }
 
+// Waits until serve's /readyz on `probes` answers 200 (its cache has synced).
+void waitReady(Proc& p, uint16_t probes) {
+  waitListening(p, probes);
+  for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u) << p.err();
+}
+
+// A pod ml/p (UID u-1) asking for 100m of CPU, for the bind tests.
+constexpr const char* kPodU1 =
+    R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
+    R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+
 // Defect 7 of issue 26: SO_REUSEPORT was always set, so a second serve on a port in use started
 // and silently took a share of kube-scheduler's connections.
 TEST(ServeProcess, SecondServeOnAPortInUseFailsWithExitCode1) {
@@ -569,13 +582,8 @@ TEST(ServeProcess, SigtermWaitsForABindPostedToTheApiServer) {
          "--probe-listen=127.0.0.1:" + std::to_string(probes), "--kubeconfig=" + kubeconfig, "--bind",
          "--ingest-priority=normal", "--shutdown-grace=10"},
         "bind");
-  waitListening(p, probes);
-  for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u) << p.err();
-  const std::string pod =
-      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
-      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  waitReady(p, probes);
+  const std::string pod = kPodU1;
   const std::string filtered =
       exchange(verbs, "POST", "/filter", R"({"Pod":)" + pod + R"(,"NodeNames":["gpu-a"]})");
   ASSERT_NE(filtered.find(R"("NodeNames":["gpu-a"])"), std::string::npos) << filtered;
@@ -633,13 +641,8 @@ TEST(ServeProcess, LeaderElectFollowerRefusesBindAndPreempt) {
   const auto [verbs, probes] = twoPorts();
   Proc p;
   spawnElecting(p, verbs, probes, kubeconfig, "follower");
-  waitListening(p, probes);
-  for (int i = 0; i < 250 && exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0) != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_EQ(exchange(probes, "GET", "/readyz").rfind("HTTP/1.1 200", 0), 0u) << p.err();
-  const std::string pod =
-      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
-      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  waitReady(p, probes);
+  const std::string pod = kPodU1;
   const std::string filtered = exchange(verbs, "POST", "/filter", R"({"Pod":)" + pod + R"(,"NodeNames":["gpu-a"]})");
   ASSERT_NE(filtered.find(R"("NodeNames":["gpu-a"])"), std::string::npos) << filtered;
   const std::string args = R"({"PodName":"p","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})";
@@ -677,9 +680,7 @@ TEST(ServeProcess, LeaderElectLeaderBindsAfterCatchingUpAndReleasesOnSigterm) {
   Proc p;
   spawnElecting(p, verbs, probes, kubeconfig, "leader");
   waitListening(p, probes);
-  const std::string pod =
-      R"({"metadata":{"name":"p","namespace":"ml","uid":"u-1"},)"
-      R"("spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
+  const std::string pod = kPodU1;
   const std::string args = R"({"PodName":"p","PodNamespace":"ml","PodUID":"u-1","Node":"gpu-a"})";
   std::string bound;
   for (int i = 0; i < 250 && !bound.ends_with(R"({"Error":""})"); ++i) {
