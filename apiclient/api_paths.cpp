@@ -33,9 +33,12 @@ std::string escapePathSegment(std::string_view s) {
 
 std::string escapeQueryValue(std::string_view s) { return percentEncode(s, false); }
 
+std::string podPath(std::string_view podNamespace, std::string_view podName) {
+  return "/api/v1/namespaces/" + escapePathSegment(podNamespace) + "/pods/" + escapePathSegment(podName);
+}
+
 std::string podBindingPath(std::string_view podNamespace, std::string_view podName) {
-  return "/api/v1/namespaces/" + escapePathSegment(podNamespace) + "/pods/" + escapePathSegment(podName) +
-         "/binding";
+  return podPath(podNamespace, podName) + "/binding";
 }
 
 std::string eventsPath(std::string_view podNamespace) {

@@ -16,8 +16,9 @@ std::string escapePathSegment(std::string_view s);
 // Percent-encodes a query parameter's value (same set as a path segment).
 std::string escapeQueryValue(std::string_view s);
 
-// "/api/v1/namespaces/<ns>/pods/<name>/binding" and "/api/v1/namespaces/<ns>/events", each
-// segment escaped.
+// "/api/v1/namespaces/<ns>/pods/<name>", ".../pods/<name>/binding" and
+// "/api/v1/namespaces/<ns>/events", each segment escaped.
+std::string podPath(std::string_view podNamespace, std::string_view podName);
 std::string podBindingPath(std::string_view podNamespace, std::string_view podName);
 std::string eventsPath(std::string_view podNamespace);
 // "/apis/coordination.k8s.io/v1/namespaces/<ns>/leases" and ".../leases/<name>", each segment

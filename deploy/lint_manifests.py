@@ -57,7 +57,7 @@ KNOWN_METRICS = {
 }
 
 # Every request fleetsched's API client sends (engine/ingest/): list+watch of nodes and
-# pods, the bind verb's Binding, the core/v1 Event reporting a failed binding, and with --leader-elect
+# pods, a GET of one pod (a bind of a pod another replica filtered), the bind verb's Binding, the core/v1 Event reporting a failed binding, and with --leader-elect
 # the Lease (leader_election.cpp). fleetsched's own
 # ClusterRole grants exactly these and nothing more (no patch: GPU-index annotations ride on the
 # Binding).

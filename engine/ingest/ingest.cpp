@@ -750,6 +750,31 @@ void Ingestor::postBinding(BindingRequest req, std::function<void(std::string er
   });
 }
 
+void Ingestor::readPod(std::string podNamespace, std::string podName,
+                       std::function<void(std::string error, std::string body)> done) {
+  Loop* l = loop_.get();
+  runOnIngest([this, l, podNamespace = std::move(podNamespace), podName = std::move(podName),
+               done = std::move(done)]() mutable {
+    apiclient::Request r;
+    r.method = "GET";
+    r.path = apiclient::podPath(podNamespace, podName);
+    r.timeoutMs = kBindTimeoutMs;
+    fetch(l->transport, std::move(r),
+          [this, l, who = podNamespace + "/" + podName, done](int status, std::string& body, const std::string& err) {
+            std::string error;
+            if (!err.empty()) {
+              error = "reading pod " + who + ": " + err;
+            } else if (status != 200) {
+              if (status == 401) l->refreshCredentials(true);
+              error = "reading pod " + who + ": HTTP " + std::to_string(status) + ": " + statusMessage(body);
+            }
+            runOnReactor([done, error, body = error.empty() ? std::move(body) : std::string()]() mutable {
+              done(error, std::move(body));
+            });
+          });
+  });
+}
+
 struct Ingestor::AuditJob {
   AuditLedger ledger;
   std::optional<PodListTally> tally;

@@ -100,6 +100,9 @@ class Ingestor : public Binder {
   // Binder: POSTs the Binding from the ingestion thread; `done(error)` runs on the reactor loop
   // (binder.h).
   void postBinding(BindingRequest req, std::function<void(std::string error)> done) override;
+  // Binder: GETs the pod from the ingestion thread; `done` runs on the reactor loop.
+  void readPod(std::string podNamespace, std::string podName,
+               std::function<void(std::string error, std::string body)> done) override;
 
   // Binder: runs `fn` on the reactor loop after the ingestion thread has finished what it is
   // doing now (its writes included).

@@ -2,7 +2,7 @@
 // knowing who provides them. engine::Ingestor implements it (its thread owns the API client and
 // is the cache's other writer); tests may provide their own.
 //
-// Threads: both calls are made on the reactor thread, and both callbacks run there.
+// Threads: every call is made on the reactor thread, and every callback runs there.
 #pragma once
 
 #include <functional>
@@ -32,6 +32,13 @@ class Binder {
   // Runs `fn` on the reactor loop once the cache's other writer has finished what it is doing
   // now (its writes included): how the reactor waits for the cache writer lock without blocking.
   virtual void afterIngestTurn(std::function<void()> fn) = 0;
+
+  // GETs the pod `podNamespace`/`podName` (names already validated) from kube-apiserver, for a
+  // bind whose filter went to another replica. `done(error, body)` runs on the reactor loop after
+  // readPod has returned (the caller holds the cache writer meanwhile): error empty and body the
+  // Pod's JSON, or error saying why not.
+  virtual void readPod(std::string podNamespace, std::string podName,
+                       std::function<void(std::string error, std::string body)> done) = 0;
 
   // Why this replica may not bind or preempt now, or empty when it may: with leader election,
   // only the replica that holds the lease and has caught up with kube-apiserver may

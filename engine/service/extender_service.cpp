@@ -82,6 +82,8 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   const char* notLeader = "Bind and preempt requests refused because this replica is not the leader (serve --leader-elect)";
   notLeaderBinds_ = &metrics.counter("not_leader_total", notLeader, {{"verb", "bind"}});
   notLeaderPreempts_ = &metrics.counter("not_leader_total", notLeader, {{"verb", "preempt"}});
+  podsRead_ = &metrics.counter("bind_pods_read_total",
+                               "Binds of pods filtered by another replica, read from kube-apiserver to bind them");
   nodesReused_ = &metrics.counter("full_nodes_reused_total",
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
   if (options_.loop != nullptr) {
@@ -427,6 +429,34 @@ bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {
   return true;
 }
 
+void ExtenderService::readPodThenBind(ExtenderRequest& req, const std::string& who) {
+  const codec::BindingArgs& a = bindArgs_;
+  req.deferred = true;
+  binder_->readPod(std::string(a.podNamespace), std::string(a.podName),
+                   [this, &req, who, uid = std::string(a.podUid)](std::string error, std::string body) {
+                     if (error.empty()) {
+                       readPodBytes_.assign(body);
+                       codec::Pod pod;
+                       if (!decoder_.decodePod(readPodBytes_.view(), pod)) {
+                         error = "reading pod " + who + ": " + decoder_.errorMessage();
+                       } else if (pod.uid != uid) {
+                         error = "pod " + who + " is now UID " + std::string(pod.uid) + ", not " + uid;
+                       } else {
+                         remember(pod, true);
+                       }
+                     }
+                     if (!error.empty()) {
+                       codec::encodeBindingResult(error, req.response);
+                       req.complete(&req);
+                       return;
+                     }
+                     // Bind again, now remembered, in turn with the other binds waiting for the writer.
+                     podsRead_->inc();
+                     writerQueue_.push_back(WriterWork{&req, {}});
+                     drainWriterQueue();
+                   });
+}
+
 std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w) {
   const codec::BindingArgs& a = bindArgs_;
   std::string who = std::string(a.podNamespace) + "/" + std::string(a.podName);
@@ -435,6 +465,15 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   }
   auto it = remembered_.find(std::string(a.podUid));
   if (it == remembered_.end()) {
+    // With replicas behind one Service, kube-scheduler's filter may have reached another replica
+    // and its bind this one (only the leader binds). A bind that came with a verified client
+    // certificate is kube-scheduler's own, so the pod is read from kube-apiserver instead of
+    // refused. Without client certificates a bind stays tied to a filter seen here: anyone who
+    // reaches the port could otherwise bind any pod whose name and UID they can read.
+    if (options_.bindNeedsVerifiedFilter) {
+      readPodThenBind(req, who);
+      return {};
+    }
     return "pod " + who + " was not filtered by fleetsched, so it cannot choose its GPUs; retrying will filter it";
   }
   if (options_.bindNeedsVerifiedFilter && !it->second.peerVerified) {

@@ -154,6 +154,9 @@ class ExtenderService : public BatchHandler {
   void forget(const std::string& uid);
   // Reserves and posts the Binding; returns an error text when it cannot start.
   std::string startBind(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w);
+  // A verified bind of a pod not filtered here: reads it from kube-apiserver (Binder::readPod),
+  // remembers it and binds it through the writer queue; answers the request on failure.
+  void readPodThenBind(ExtenderRequest& req, const std::string& who);
   // At -v=4 a line per decision, and the record for debugPod: both off cost one branch.
   bool explaining() const {
     return decisions_ != nullptr || log::enabled(Evaluator::kDecisionLogLevel);
@@ -188,6 +191,7 @@ class ExtenderService : public BatchHandler {
   // Bind and preempt (on the loop thread).
   codec::Decoder decoder_;
   codec::BindingArgs bindArgs_;
+  codec::PaddedBuffer readPodBytes_;  // the pod readPodThenBind read, while it is decoded
   codec::PreemptionArgs preemptArgs_;
   std::vector<uint32_t> order_;  // preempt: victims by decreasing priority
   std::vector<std::string_view> keptUids_;
@@ -208,6 +212,7 @@ class ExtenderService : public BatchHandler {
   Counter* nodesReused_;
   Counter* notLeaderBinds_;
   Counter* notLeaderPreempts_;
+  Counter* podsRead_;
 };
 
 }  // namespace fleetsched::engine

@@ -909,7 +909,24 @@ class RecordingBinder : public Binder {
     }
   }
   void afterIngestTurn(std::function<void()> fn) override { fn(); }
+  // Answers from `pods` ("namespace/name" -> Pod JSON), later, as Ingestor does: answerReads().
+  void readPod(std::string ns, std::string name, std::function<void(std::string, std::string)> done) override {
+    reads.push_back(ns + "/" + name);
+    auto it = pods.find(ns + "/" + name);
+    heldReads.push_back([done, error = it == pods.end() ? "reading pod " + ns + "/" + name + ": HTTP 404: not found" : "",
+                         body = it == pods.end() ? "" : it->second] { done(error, body); });
+  }
+  void answerReads() {
+    while (!heldReads.empty()) {
+      auto next = std::move(heldReads.front());
+      heldReads.erase(heldReads.begin());
+      next();
+    }
+  }
   std::vector<BindingRequest> posted;
+  std::map<std::string, std::string> pods;
+  std::vector<std::string> reads;
+  std::vector<std::function<void()>> heldReads;
   bool holdAnswers = false;
   std::vector<std::function<void(std::string error)>> held;
 };
@@ -924,7 +941,11 @@ class VerifiedBindTest : public ::testing::Test {
     ASSERT_TRUE(cache::loadClusterFiles(cache_, dataDir() + "/codec/nodes.json", dataDir() + "/codec/pods.json", error))
         << error;
   }
-  static Answer call(ExtenderService& service, Verb verb, const std::string& body, bool verified) {
+  Answer call(ExtenderService& service, Verb verb, const std::string& body, bool verified) {
+    return call(service, binder_, verb, body, verified);
+  }
+  static Answer call(ExtenderService& service, RecordingBinder& binder, Verb verb, const std::string& body,
+                     bool verified) {
     std::string padded = body;
     padded.append(kBodyPadding, '\0');
     ExtenderRequest req;
@@ -934,12 +955,18 @@ class VerifiedBindTest : public ::testing::Test {
     req.complete = [](ExtenderRequest*) {};
     ExtenderRequest* batch[] = {&req};
     service.handleBatch(batch);
+    binder.answerReads();
     return {req.status, req.response.str()};
   }
   static std::string filterBody(const std::string& uid, const std::string& cpu = "100m") {
     return R"({"Pod":{"metadata":{"name":"p-)" + uid + R"(","namespace":"ml","uid":")" + uid +
            R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":")" + cpu +
            R"("}}}]}},"Nodes":null,"NodeNames":["gpu-a","gpu-b"]})";
+  }
+  // The Pod object kube-apiserver holds for filterBody's pod.
+  static std::string podJson(const std::string& name, const std::string& uid) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":"ml","uid":")" + uid +
+           R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}})";
   }
   static std::string bindBody(const std::string& uid) {
     return R"({"PodName":"p-)" + uid + R"(","PodNamespace":"ml","PodUID":")" + uid + R"(","Node":"gpu-a"})";
@@ -1028,6 +1055,42 @@ TEST_F(VerifiedBindTest, WithoutClientAuthenticationBindIsUnchanged) {
   // Never filtered: refused as before.
   Answer a = call(service, Verb::Bind, bindBody("u-2"), false);
   EXPECT_NE(a.body.find("was not filtered by fleetsched"), std::string::npos) << a.body;
+}
+
+// Two replicas behind one Service: kube-scheduler's filter of a pod may reach one replica and its
+// bind the other (the leader). A bind with a verified client certificate is kube-scheduler's own:
+// the replica reads the pod from kube-apiserver and binds it instead of refusing it (each refusal
+// costs the pod a retry with backoff). Without client certificates it is still refused (above).
+TEST_F(VerifiedBindTest, AVerifiedBindOfAPodFilteredElsewhereReadsThePod) {
+  ServiceOptions options;
+  options.bindNeedsVerifiedFilter = true;
+  ExtenderService service(cache_, config_, metrics_, options);
+  service.enableBinding(&binder_);
+  binder_.pods["ml/p-u-else"] = podJson("p-u-else", "u-else");
+  EXPECT_EQ(call(service, Verb::Bind, bindBody("u-else"), true).body, R"({"Error":""})");
+  EXPECT_EQ(binder_.reads, std::vector<std::string>{"ml/p-u-else"});
+  ASSERT_EQ(binder_.posted.size(), 1u);
+  EXPECT_EQ(binder_.posted[0].podUid, "u-else");
+  EXPECT_EQ(binder_.posted[0].node, "gpu-a");
+  std::string text;
+  metrics_.render(text);
+  EXPECT_NE(text.find("\nfleetsched_bind_pods_read_total 1\n"), std::string::npos) << text;
+
+  // An unverified bind reads nothing.
+  Answer a = call(service, Verb::Bind, bindBody("u-other"), false);
+  EXPECT_NE(a.body.find("did not come with a verified client certificate"), std::string::npos) << a.body;
+  // The pod was deleted and created again under its name: the bind names the old UID.
+  binder_.pods["ml/p-u-old"] = podJson("p-u-old", "u-new");
+  a = call(service, Verb::Bind, bindBody("u-old"), true);
+  EXPECT_NE(a.body.find("pod ml/p-u-old is now UID u-new, not u-old"), std::string::npos) << a.body;
+  // kube-apiserver does not answer, or answers something that is not a pod.
+  a = call(service, Verb::Bind, bindBody("u-gone"), true);
+  EXPECT_NE(a.body.find("reading pod ml/p-u-gone: HTTP 404"), std::string::npos) << a.body;
+  binder_.pods["ml/p-u-bad"] = R"({"metadata":{"name":"p-u-bad","namespace":"ml","uid":"u-bad"},"spec":7})";
+  a = call(service, Verb::Bind, bindBody("u-bad"), true);
+  EXPECT_NE(a.body.find("reading pod ml/p-u-bad: "), std::string::npos) << a.body;
+  EXPECT_EQ(binder_.posted.size(), 1u);
+  EXPECT_EQ(binder_.reads.size(), 4u);
 }
 
 }  // namespace

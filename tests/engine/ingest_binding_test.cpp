@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,7 +23,8 @@
 namespace fleetsched::engine {
 namespace {
 
-// Answers every request 500 and records its request line.
+// Answers every request 500, but request lines given to answerOk 200 with their body, and records
+// each request line.
 class RecordingServer {
  public:
   RecordingServer() {
@@ -38,6 +40,10 @@ class RecordingServer {
   std::vector<std::string> lines() {
     std::lock_guard lock(mu_);
     return lines_;
+  }
+  void answerOk(const std::string& requestLine, const std::string& body) {
+    std::lock_guard lock(mu_);
+    ok_[requestLine] = body;
   }
 
  private:
@@ -58,13 +64,18 @@ class RecordingServer {
         in.append(buf, static_cast<size_t>(n));
       }
       if (head != std::string::npos) {
+        std::string reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                            "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
         {
           std::lock_guard lock(mu_);
-          lines_.push_back(in.substr(0, in.find("\r\n")));
+          const std::string line = in.substr(0, in.find("\r\n"));
+          lines_.push_back(line);
+          if (auto it = ok_.find(line); it != ok_.end()) {
+            reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                    std::to_string(it->second.size()) + "\r\nConnection: close\r\n\r\n" + it->second;
+          }
         }
-        const char reply[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
-                             "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
-        ::send(c, reply, sizeof reply - 1, MSG_NOSIGNAL);
+        ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
       }
       ::close(c);
     }
@@ -76,6 +87,7 @@ class RecordingServer {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<std::string> lines_;
+  std::map<std::string, std::string> ok_;
 };
 
 class IngestBinding : public ::testing::Test {
@@ -121,6 +133,20 @@ class IngestBinding : public ::testing::Test {
     return error;
   }
 
+  // Reads the pod and runs the reactor loop until the answer: {error, body}.
+  std::pair<std::string, std::string> readPod(const std::string& ns, const std::string& name) {
+    bool done = false;
+    std::pair<std::string, std::string> out;
+    ingestor_->readPod(ns, name, [&](std::string e, std::string body) {
+      out = {std::move(e), std::move(body)};
+      done = true;
+    });
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done && std::chrono::steady_clock::now() < until) uv_run(&loop_, UV_RUN_NOWAIT), usleep(1000);
+    EXPECT_TRUE(done);
+    return out;
+  }
+
   // The request lines whose path contains `part`, after waiting a moment for stragglers.
   std::vector<std::string> requestsWith(const std::string& part) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -160,6 +186,20 @@ TEST_F(IngestBinding, ValidNamesPostTheBindingAndAFailureEvent) {
   ASSERT_EQ(posts.size(), 2u);
   EXPECT_EQ(posts[0], "POST /api/v1/namespaces/ml/pods/train-0.x/binding HTTP/1.1");
   EXPECT_EQ(posts[1], "POST /api/v1/namespaces/ml/events HTTP/1.1");
+}
+
+// A bind whose filter reached another replica: the pod is read from kube-apiserver.
+TEST_F(IngestBinding, ReadPodGetsThePodOrSaysWhyNot) {
+  const std::string pod = R"({"kind":"Pod","metadata":{"name":"train-0.x","namespace":"ml","uid":"u-1"}})";
+  server_.answerOk("GET /api/v1/namespaces/ml/pods/train-0.x HTTP/1.1", pod);
+  EXPECT_EQ(readPod("ml", "train-0.x"), std::make_pair(std::string(), pod));
+  auto [error, body] = readPod("ml", "train-1");
+  EXPECT_EQ(error.rfind("reading pod ml/train-1: HTTP 500", 0), 0u) << error;
+  EXPECT_EQ(body, "");
+  std::vector<std::string> gets = requestsWith("/pods/train");
+  ASSERT_EQ(gets.size(), 2u);
+  EXPECT_EQ(gets[1], "GET /api/v1/namespaces/ml/pods/train-1 HTTP/1.1");
+  EXPECT_TRUE(requestsWith("POST").empty());
 }
 
 }  // namespace
