@@ -1,16 +1,19 @@
 """HA (issue 26, item 4): two `fleetsched serve --bind --leader-elect` replicas behind one
 address, the way a Service fronts the standalone shape's replicas: each new connection goes to
-the next replica that accepts it. kube-scheduler sends every verb there, so a bind may reach the
-follower (refused: "not the leader; leader is X", and that connection ends) or a replica that did
-not filter the pod; kube-scheduler retries those. The leader is SIGKILLed in the middle of a 200-pod
-GPU burst: the survivor must take the Lease over, list the pods again, and bind the rest without
-handing out a GPU index twice. The failover time is reported."""
+the next replica that accepts it. As the shipped standalone shape does, they serve the verbs over
+HTTPS and require kube-scheduler's client certificate. kube-scheduler sends every verb there, so a
+bind may reach the follower (refused: "not the leader; leader is X", and that connection ends;
+kube-scheduler retries the pod) or the leader for a pod the follower filtered (the leader reads the
+pod from kube-apiserver and binds it). The leader is SIGKILLed in the middle of a 200-pod GPU burst:
+the survivor must take the Lease over, list the pods again, and bind the rest without handing out
+a GPU index twice. The failover time is reported."""
 
 from __future__ import annotations
 
 import datetime
 import os
 import re
+import shutil
 import signal
 import socket
 import threading
@@ -19,10 +22,11 @@ import urllib.request
 
 import pytest
 
-from cluster import (SOURCE_ROOT, ControlPlane, Extender, componentPaths, freePort, log, removeWorkdir,
-                     waitFor)
+from cluster import (SOURCE_ROOT, ControlPlane, Extender, ExtenderTls, componentPaths, freePort, log,
+                     removeWorkdir, waitFor)
 from conftest import Cluster, isBound, newWorkdir, podGpus
 from fleet import H100, NodeShape, nodeObject, pod
+from test_tls import makePki
 
 pytestmark = pytest.mark.fleetsched
 
@@ -116,10 +120,13 @@ def metric(port: int, name: str, **labels) -> float | None:
 
 @pytest.fixture(scope="module")
 def replicated():
-    """etcd, kube-apiserver, the 40-node fleet, two leader-electing fleetsched replicas, the
+    """etcd, kube-apiserver, the 40-node fleet, two leader-electing fleetsched replicas (verbs
+    over HTTPS with client certificates, probes, metrics and /debug on a plain port), the
     forwarder in front of them and kube-scheduler binding through it."""
     if os.environ.get("FLEETSCHED_E2E_EXTENDER") == "stub":
         pytest.skip("leader election needs fleetsched")
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl CLI makes the certificates (scripts/bootstrap.sh installs it)")
     binary = os.environ.get("FLEETSCHED_BIN",
                             str(SOURCE_ROOT / "build" / "cmd" / "fleetsched" / "fleetsched"))
     workdir = newWorkdir("leader")
@@ -128,21 +135,28 @@ def replicated():
     keep = False
     log(f"work folder {workdir} (leader)")
     try:
+        pki = makePki(workdir / "tls")
         plane.start()
         for shape in LEADER_FLEET:
             plane.kube.createNode(nodeObject(shape))
-        replicas = []
+        replicas = []  # (name, probe port, process, verbs port)
         for name in ("fleetsched-a", "fleetsched-b"):
-            port = freePort()
+            port, probe = freePort(), freePort()
             proc = plane._spawn(name, [binary, "serve", f"--listen=127.0.0.1:{port}", "--url-prefix=/scheduler",
-                                       "--enable-debug-handlers", f"--kubeconfig={plane.kubeconfig}", "--bind",
+                                       f"--probe-listen=127.0.0.1:{probe}", "--enable-debug-handlers",
+                                       f"--tls-cert-file={pki['server.crt']}",
+                                       f"--tls-private-key-file={pki['server.key']}",
+                                       f"--client-ca-file={pki['ca.crt']}",
+                                       f"--kubeconfig={plane.kubeconfig}", "--bind",
                                        "--audit-interval=2", "--leader-elect", *LEASE])
-            replicas.append((name, port, proc))
-        for name, port, proc in replicas:
+            replicas.append((name, probe, proc, port))
+        for name, probe, proc, _ in replicas:
             waitFor(f"{name} /readyz", lambda: urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/readyz", timeout=2).status == 200, timeout=30, process=proc)
-        forwarder = ServiceForwarder([port for _, port, _ in replicas])
+                f"http://127.0.0.1:{probe}/readyz", timeout=2).status == 200, timeout=30, process=proc)
+        forwarder = ServiceForwarder([replica[3] for replica in replicas])
         plane.extender = Extender("forwarder", [], port=forwarder.port)
+        plane.extender.tls = ExtenderTls(str(pki["client.crt"]), str(pki["client.key"]), str(pki["ca.crt"]),
+                                         serverName="localhost")
         plane.startScheduler(binder=True)
         cluster = Cluster(plane, "leader", LEADER_FLEET)
         cluster.replicas = replicas
@@ -189,6 +203,7 @@ def test_leader_kill(replicated):
     waitFor("the leader to bind the first pods", lambda: boundCount() >= 20, timeout=60, interval=0.05,
             watch=cluster.plane.processes)
     boundBefore = boundCount()
+    readByLeader = metric(leader[1], "bind_pods_read_total")
     killedAt = time.time()
     killedMono = time.monotonic()
     os.kill(leader[2].pid, signal.SIGKILL)
@@ -220,15 +235,18 @@ def test_leader_kill(replicated):
     for node, used in use.items():
         assert used <= 8, f"{node}: {used} GPUs bound"
     # The survivor's cache agrees with the API server: nothing double-charged. (The Cluster
-    # helpers read /debug/* on the extender's port: the survivor's own, not the balancer's.)
+    # helpers read /debug/* on the extender's port: the survivor's plain probe port.)
     cluster.plane.extender.port = survivor[1]
     audit = cluster.waitAuditClean()
     assert audit["gpuOvercommits"] == 0, audit
     refused = metric(survivor[1], "not_leader_total", verb="bind")
+    read = metric(survivor[1], "bind_pods_read_total")
     cluster.report(f"leader killed with {boundBefore}/{PODS} pods bound; Lease acquired by the survivor "
                    f"{acquired - killedAt:.2f} s after the kill (seen leading after {sawLeading:.2f} s; "
                    f"lease 3 s, renew 2 s, retry 0.5 s); all {PODS} bound {elapsed:.1f} s after the burst "
-                   f"began; the survivor refused {refused:.0f} binds as follower; connections per replica "
+                   f"began; the survivor refused {refused:.0f} binds as follower; pods bound that the other replica "
+                   f"had filtered: {readByLeader:.0f} by the first leader before the kill, {read:.0f} by the "
+                   f"survivor; connections per replica "
                    f"{cluster.forwarder.connections}")
     # A follower may take over no earlier than a lease duration after it last saw a renewal,
     # which the leader wrote at most a retry period (with jitter) before it was killed.
