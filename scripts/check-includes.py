@@ -36,11 +36,13 @@ ALLOWED = {
     "engine/ingest": ["log", "codec", "cache", "apiclient", "engine/reactor/metrics.h",
                       "engine/service/binder.h"],
     "replay": ["codec", "plugins"],
-    # Tools the binary serves as subcommands (gen-fleet, loadgen, null-extender).
+    # Tools the binary serves as subcommands (gen-fleet, loadgen, null-extender), and the fake
+    # kube-apiserver of loadgen's churn mode and bench/ingest.
     "tools/fleet": [],
-    "tools/loadgen": ["tools/fleet"],
+    "tools/apiserver": [],
+    "tools/loadgen": ["tools/fleet", "tools/apiserver"],
     "cmd": ["log", "codec", "plugins", "cache", "apiclient", "engine/reactor", "engine/service",
-            "engine/ingest", "replay", "tools/fleet", "tools/loadgen"],
+            "engine/ingest", "replay", "tools/fleet", "tools/apiserver", "tools/loadgen"],
 }
 
 # Third-party headers (by the first part of their path) a folder must not include.

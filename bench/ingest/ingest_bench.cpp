@@ -40,7 +40,6 @@
 #include <thread>
 #include <vector>
 
-#include "bench/ingest/fake_apiserver.h"
 #include "cache/cache.h"
 #include "cache/file_source.h"
 #include "codec/decoder.h"
@@ -49,6 +48,7 @@
 #include "engine/reactor/server.h"
 #include "engine/service/extender_service.h"
 #include "plugins/config.h"
+#include "tools/apiserver/fake_apiserver.h"
 #include "tools/fleet/fleet_gen.h"
 
 namespace fleetsched::bench::ingest {
@@ -56,6 +56,10 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace fleet = tools::fleet;
+using tools::apiserver::Collection;
+using tools::apiserver::FakeApiServer;
+using tools::apiserver::SteadyClock;
+using tools::apiserver::WatchMode;
 
 struct LoadedPolicy {
   engine::IngestPriority ingest, feeder;

@@ -1,4 +1,4 @@
-#include "bench/ingest/fake_apiserver.h"
+#include "tools/apiserver/fake_apiserver.h"
 
 #include <charconv>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include <sys/socket.h>
 
-namespace fleetsched::bench::ingest {
+namespace fleetsched::tools::apiserver {
 
 void Collection::add(std::string_view object) {
   if (!items_.empty()) items_.push_back(',');
@@ -331,4 +331,4 @@ void FakeApiServer::clearArrivals() {
   impl_->podArrivals.clear();
 }
 
-}  // namespace fleetsched::bench::ingest
+}  // namespace fleetsched::tools::apiserver

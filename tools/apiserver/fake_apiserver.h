@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-namespace fleetsched::bench::ingest {
+namespace fleetsched::tools::apiserver {
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -98,4 +98,4 @@ class FakeApiServer {
   std::atomic<uint64_t> requests_{0};
 };
 
-}  // namespace fleetsched::bench::ingest
+}  // namespace fleetsched::tools::apiserver
