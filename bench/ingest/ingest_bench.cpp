@@ -207,10 +207,7 @@ void buildFixture(const Options& o, Fixture& f) {
 
 std::string writeKubeconfig(uint16_t port) {
   auto path = std::filesystem::temp_directory_path() / ("ingest_bench_" + std::to_string(getpid()) + ".kubeconfig");
-  std::ofstream out(path);
-  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:" << port
-      << "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n"
-         "users:\n- name: fake\n  user: {}\n";
+  std::ofstream(path) << tools::apiserver::kubeconfig(port);
   return path.string();
 }
 

@@ -69,6 +69,21 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
   cmd->add_flag("--filter-only", o->filterOnly, "Send filter only, no prioritize");
   cmd->add_flag("--prioritize-all-nodes", o->prioritizeAllNodes,
                 "Send prioritize every node filter got (default: only those filter kept, as kube-scheduler does)");
+  cmd->add_option("--apiserver-port", o->apiserverPort,
+                  "Run a fake kube-apiserver on 127.0.0.1:PORT (0: any free port) serving the corpus fleet's nodes "
+                  "(and --churn's pods); start the extender with `serve --kubeconfig FILE --bind` against it. The run "
+                  "starts once the target's /readyz answers 200 (-1: no API server)")
+      ->capture_default_str();
+  cmd->add_option("--kubeconfig-out", o->kubeconfigOut, "With --apiserver-port: write its kubeconfig to this file")
+      ->type_name("FILE");
+  cmd->add_option("--ready-timeout", o->readyTimeout, "With --apiserver-port: seconds to wait for the target's /readyz")
+      ->capture_default_str();
+  cmd->add_flag("--churn", o->churn,
+                "Per pod as kube-scheduler with a binding extender: create it on the fake API server (UID of its own), "
+                "filter, prioritize, bind to the best-scored node; the server's pod watch then shows it bound until "
+                "--pod-lifetime ends it (needs --apiserver-port)");
+  cmd->add_option("--pod-lifetime", o->podLifetime, "Churn: seconds from a pod's Binding to its deletion")
+      ->capture_default_str();
   cmd->add_option("-c,--connections", o->connections, "Keep-alive connections")->capture_default_str();
   cmd->add_option("-d,--depth", o->depth, "Pods in flight per connection (HTTP pipelining when > 1)")
       ->capture_default_str();
@@ -89,6 +104,9 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
       "  fleetsched loadgen --mode full -r 2000 --json run.json\n"
       "  # the old benchmark's order (one list repeated) to compare with kube-scheduler's\n"
       "  fleetsched loadgen --corpus-nodes 5000 --order repeated --filter-only -D 5\n"
+      "  # churn: binds charge nodes between pods (two terminals; serve watches loadgen's API server)\n"
+      "  fleetsched loadgen --corpus fleet --churn --apiserver-port 18081 --kubeconfig-out fake.kubeconfig -D 10\n"
+      "  fleetsched serve --kubeconfig fake.kubeconfig --bind\n"
       "  # replay the request bodies gen-fleet wrote (sent as written: --order does not apply)\n"
       "  fleetsched loadgen --corpus corpus --requests-file corpus/requests-nodenames.ndjson");
   cmd->callback([o] {

@@ -8,177 +8,27 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <unordered_map>
 
+#include "tools/apiserver/fake_apiserver.h"
 #include "tools/fleet/fleet_gen.h"
-#include "tools/loadgen/kube_order.h"
+#include "tools/loadgen/churn.h"
+#include "tools/loadgen/corpus.h"
 
 namespace fleetsched::tools::loadgen {
 
 namespace {
 
-enum Verb : uint8_t { kFilter = 0, kPrioritize = 1 };
-constexpr const char* kVerbNames[] = {"filter", "prioritize"};
-constexpr size_t kMaxParts = 3;
 constexpr uint64_t kDrainTimeoutMs = 10000;
 constexpr uint64_t kReconnectDelayMs = 100;
 constexpr int kSendBufferBytes = 4 << 20;
-
-// The request corpus: bodies are spans over shared storage (head, pod, tail), so a full-mode
-// corpus of many pods costs one copy of the node list, and writes go out with writev.
-struct Corpus {
-  std::deque<std::string> storage;
-  struct Body {
-    std::array<std::string_view, kMaxParts> parts;
-    size_t count = 0;
-    size_t size = 0;
-  };
-  std::vector<Body> bodies;
-  std::array<std::vector<std::string>, 2> headers;  // per verb, per body
-  // Full mode: each node's object by name, for prioritize bodies of the nodes filter kept.
-  std::unordered_map<std::string_view, std::string_view> wireByName;
-
-  std::string_view keep(std::string s) { return storage.emplace_back(std::move(s)); }
-  void add(std::initializer_list<std::string_view> parts) {
-    Body b;
-    for (auto p : parts) {
-      b.parts[b.count++] = p;
-      b.size += p.size();
-    }
-    bodies.push_back(b);
-  }
-};
-
-bool readFile(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-// corpus.json (written by gen-fleet) pins the generator options so the load generator rebuilds
-// exactly the fleet the server loaded from nodes.json.
-bool applyManifest(const std::string& dir, fleet::FleetOptions& fleetOptions, std::string& error) {
-  std::string text;
-  if (!readFile(dir + "/corpus.json", text)) {
-    error = "cannot read " + dir + "/corpus.json (write the corpus with gen-fleet)";
-    return false;
-  }
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(text).get(doc) != simdjson::SUCCESS) {
-    error = dir + "/corpus.json is not valid JSON";
-    return false;
-  }
-  uint64_t u = 0;
-  double d = 0;
-  std::string_view s;
-  if (doc["nodes"].get(u) == simdjson::SUCCESS) fleetOptions.nodes = u;
-  if (doc["seed"].get(u) == simdjson::SUCCESS) fleetOptions.seed = u;
-  if (doc["minNodeBytes"].get(u) == simdjson::SUCCESS) fleetOptions.minNodeBytes = u;
-  if (doc["maxNodeBytes"].get(u) == simdjson::SUCCESS) fleetOptions.maxNodeBytes = u;
-  if (doc["zones"].get(u) == simdjson::SUCCESS) fleetOptions.zones = static_cast<int>(u);
-  if (doc["cpuOnlyFraction"].get(d) == simdjson::SUCCESS) fleetOptions.cpuOnlyFraction = d;
-  if (doc["region"].get(s) == simdjson::SUCCESS) fleetOptions.region = std::string(s);
-  return true;
-}
-
-// A request head as Go's net/http writes it for kube-scheduler's extender client.
-std::string requestHead(const LoadgenOptions& o, int verb, size_t bodySize) {
-  std::string prefix = o.urlPrefix;
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  return "POST " + prefix + "/" + kVerbNames[verb] + " HTTP/1.1\r\nHost: " + o.target +
-         "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: " + std::to_string(bodySize) +
-         "\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n";
-}
-
-bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
-  if (!o.requestsFile.empty()) {
-    std::string text;
-    if (!readFile(o.requestsFile, text)) {
-      error = "cannot read " + o.requestsFile;
-      return false;
-    }
-    std::string_view all = corpus.keep(std::move(text));
-    size_t pos = 0;
-    while (pos < all.size()) {
-      size_t end = all.find('\n', pos);
-      if (end == std::string_view::npos) end = all.size();
-      if (end > pos) corpus.add({all.substr(pos, end - pos)});
-      pos = end + 1;
-    }
-    if (corpus.bodies.empty()) {
-      error = o.requestsFile + " holds no request bodies";
-      return false;
-    }
-  } else {
-    fleet::FleetOptions fo;
-    fo.nodes = o.corpusNodes;
-    fo.seed = o.seed;
-    fo.minNodeBytes = o.minNodeBytes;
-    fo.maxNodeBytes = o.maxNodeBytes;
-    fo.cpuOnlyFraction = o.cpuOnlyFraction;
-    if (!o.corpusDir.empty() && !applyManifest(o.corpusDir, fo, error)) return false;
-    fleet::FleetGenerator fleetGen(fo);
-    fleet::PodOptions po;
-    po.pods = std::max<size_t>(o.corpusPods, 1);
-    po.seed = fo.seed;
-    fleet::PodGenerator pods(po);
-    const bool names = o.mode == ArgsMode::kNodeNames;
-    const size_t n = names ? fleetGen.size() : std::min(o.fullModeNodes, fleetGen.size());
-    // Each node's part of the list: its name (NodeNames mode) or its whole object (full mode).
-    std::vector<std::string> items;
-    items.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (names) {
-        items.push_back(fleetGen.summaries()[i].name);
-      } else {
-        items.push_back(fleetGen.nodeWire(i));
-        corpus.wireByName.emplace(corpus.keep(fleetGen.summaries()[i].name), corpus.keep(items.back()));
-      }
-    }
-    auto tailOf = [&](const std::vector<std::string>& list) {
-      return corpus.keep(names ? fleet::nodeNamesArgsTail(list) : fleet::fullArgsTail(list));
-    };
-    const std::string_view head = names ? fleet::kNodeNamesArgsHead : fleet::kFullArgsHead;
-    std::vector<std::string_view> tails;
-    if (o.order == NodeOrder::kRepeated) {
-      tails.push_back(tailOf(items));
-    } else {
-      std::vector<std::string_view> zoneOf;
-      for (size_t i = 0; i < n; ++i) zoneOf.push_back(fleetGen.summaries()[i].zone);
-      const std::vector<uint32_t> snapshotOrder = kubeZoneRoundRobin(zoneOf);
-      const size_t toFind = kubeNodesToFind(n, o.percentageOfNodesToScore);
-      // A different order per pod; full mode keeps 8 (each list is megabytes of Node objects,
-      // and the server's memo of node bytes does not depend on their order).
-      const size_t orders = names ? pods.size() : std::min<size_t>(pods.size(), 8);
-      std::mt19937_64 rng(fo.seed);
-      size_t start = 0;
-      std::vector<std::string> list;
-      for (size_t k = 0; k < orders; ++k) {
-        list.clear();
-        for (uint32_t pos : kubeFilterOrder(n, start, toFind, o.parallelism, rng)) list.push_back(items[snapshotOrder[pos]]);
-        tails.push_back(tailOf(list));
-        start = (start + toFind) % std::max<size_t>(n, 1);  // every node passes: processed = found
-      }
-    }
-    for (size_t i = 0; i < pods.size(); ++i) corpus.add({head, corpus.keep(pods.podWire(i)), tails[i % tails.size()]});
-  }
-  for (int v = 0; v < 2; ++v) {
-    corpus.headers[static_cast<size_t>(v)].reserve(corpus.bodies.size());
-    for (const auto& b : corpus.bodies) corpus.headers[static_cast<size_t>(v)].push_back(requestHead(o, v, b.size));
-  }
-  return true;
-}
+constexpr uint64_t kChurnErrorsShown = 10;  // churn errors printed; the rest only counted
 
 class Runner;
 
@@ -188,6 +38,7 @@ struct Pending {
   uint32_t body;
   Verb verb;
   bool measured;
+  uint32_t slot = 0;  // churn: the pod's slot
 };
 
 struct Conn {
@@ -225,8 +76,8 @@ struct WriteReq {
 
 class Runner {
  public:
-  Runner(const LoadgenOptions& o, const Corpus& corpus, LoadgenResult& result)
-      : o_(o), corpus_(corpus), result_(result) {}
+  Runner(const LoadgenOptions& o, const Corpus& corpus, LoadgenResult& result, Churn* churn)
+      : o_(o), corpus_(corpus), result_(result), churn_(churn) {}
 
   bool run(std::string& error);
 
@@ -246,6 +97,9 @@ class Runner {
   void startPod(Conn* c, uint64_t intended);
   void send(Conn* c, const Pending& p);
   bool buildPrioritize(uint32_t body, const std::string& reply);
+  void onChurnReply(Conn* c, Pending p, bool ok, uint64_t t);
+  void podDone(Conn* c, uint64_t t);
+  VerbResult& verbResult(Verb v) { return v == kFilter ? result_.filter : v == kPrioritize ? result_.prioritize : result_.bind; }
   void dispatchOpenLoop();
   void maybeFinish();
   void progress();
@@ -255,6 +109,7 @@ class Runner {
   const LoadgenOptions& o_;
   const Corpus& corpus_;
   LoadgenResult& result_;
+  Churn* churn_;  // null in the static mode
   uv_loop_t loop_{};
   sockaddr_storage addr_{};
   llhttp_settings_t settings_{};
@@ -271,6 +126,7 @@ class Runner {
   uint64_t podSeq_ = 0, measuredIssued_ = 0;
   size_t nextConn_ = 0;
   uint64_t progressPods_ = 0, progressLast_ = 0;
+  uint64_t churnErrorsShown_ = 0;
   bool tty_ = false;
   std::vector<std::unique_ptr<WriteReq>> writeStore_;
   std::vector<PrioritizeBody> prioritize_;  // per corpus body
@@ -440,6 +296,7 @@ void Runner::startPod(Conn* c, uint64_t intended) {
   p.verb = kFilter;
   p.measured = measuring(intended);
   if (p.measured) ++measuredIssued_;
+  if (churn_) p.slot = churn_->start(corpus_.templates[p.body]);
   ++c->activePods;
   send(c, p);
 }
@@ -453,19 +310,28 @@ void Runner::send(Conn* c, const Pending& p) {
     w = freeWrites_.back();
     freeWrites_.pop_back();
   }
-  const PrioritizeBody& pb = prioritize_[p.body];
-  const bool own = p.verb == kPrioritize && pb.state == PrioritizeBody::State::kReady;
-  const Corpus::Body& body = own ? pb.body : corpus_.bodies[p.body];
-  const std::string& head = own ? pb.head : corpus_.headers[p.verb][p.body];
-  w->bufs[0] = uv_buf_init(const_cast<char*>(head.data()), static_cast<unsigned>(head.size()));
-  for (size_t i = 0; i < body.count; ++i) {
-    w->bufs[i + 1] = uv_buf_init(const_cast<char*>(body.parts[i].data()), static_cast<unsigned>(body.parts[i].size()));
+  RequestParts r;
+  if (churn_) {
+    r = churn_->request(p.slot, p.verb);
+  } else {
+    const PrioritizeBody& pb = prioritize_[p.body];
+    const bool own = p.verb == kPrioritize && pb.state == PrioritizeBody::State::kReady;
+    const Corpus::Body& body = own ? pb.body : corpus_.bodies[p.body];
+    r.head = own ? pb.head : corpus_.headers[p.verb][p.body];
+    r.parts = body.parts;
+    r.count = body.count;
+  }
+  w->bufs[0] = uv_buf_init(const_cast<char*>(r.head.data()), static_cast<unsigned>(r.head.size()));
+  size_t bytes = r.head.size();
+  for (size_t i = 0; i < r.count; ++i) {
+    w->bufs[i + 1] = uv_buf_init(const_cast<char*>(r.parts[i].data()), static_cast<unsigned>(r.parts[i].size()));
+    bytes += r.parts[i].size();
   }
   w->req.data = c;
   c->inflight.push_back(p);
-  result_.bytesSent += head.size() + body.size;
+  result_.bytesSent += bytes;
   int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->tcp), w->bufs.data(),
-                    static_cast<unsigned>(body.count + 1), [](uv_write_t* req, int status) {
+                    static_cast<unsigned>(r.count + 1), [](uv_write_t* req, int status) {
                       auto* conn = static_cast<Conn*>(req->data);
                       conn->runner->onWriteDone(reinterpret_cast<WriteReq*>(req), status);
                     });
@@ -492,35 +358,15 @@ void Runner::onRead(Conn* c, ssize_t nread, const uv_buf_t* buf) {
 }
 
 void Runner::onResponseBegin(Conn* c) {
-  c->capturing = !o_.filterOnly && !c->inflight.empty() && c->inflight.front().verb == kFilter &&
-                 prioritize_[c->inflight.front().body].state == PrioritizeBody::State::kUnknown;
+  c->capturing = churn_ != nullptr ||
+                 (!o_.filterOnly && !c->inflight.empty() && c->inflight.front().verb == kFilter &&
+                  prioritize_[c->inflight.front().body].state == PrioritizeBody::State::kUnknown);
   c->reply.clear();
 }
 
 bool Runner::buildPrioritize(uint32_t b, const std::string& reply) {
-  simdjson::dom::element doc;
-  if (replyParser_.parse(reply).get(doc) != simdjson::SUCCESS || !doc.is_object()) return false;
   std::vector<std::string> kept;
-  simdjson::dom::element list;
-  if (o_.mode == ArgsMode::kNodeNames) {
-    if (doc["NodeNames"].get(list) == simdjson::SUCCESS && !list.is_null()) {
-      simdjson::dom::array names;
-      if (list.get(names) != simdjson::SUCCESS) return false;
-      for (simdjson::dom::element n : names) {
-        std::string_view name;
-        if (n.get(name) != simdjson::SUCCESS) return false;
-        kept.emplace_back(name);
-      }
-    }
-  } else if (doc["Nodes"].get(list) == simdjson::SUCCESS && !list.is_null()) {
-    simdjson::dom::array items;
-    if (list["items"].get(items) != simdjson::SUCCESS) return false;
-    for (simdjson::dom::element item : items) {
-      std::string_view name;
-      if (item["metadata"]["name"].get(name) != simdjson::SUCCESS) return false;
-      kept.emplace_back(name);
-    }
-  }
+  if (!parseKeptNodes(replyParser_, reply, o_.mode, kept)) return false;
   PrioritizeBody& pb = prioritize_[b];
   if (kept.size() <= 1) {
     pb.state = PrioritizeBody::State::kSkip;
@@ -565,13 +411,17 @@ void Runner::onResponse(Conn* c, int status) {
   Pending p = c->inflight.front();
   c->inflight.pop_front();
   ++result_.requests;
-  VerbResult& vr = p.verb == kFilter ? result_.filter : result_.prioritize;
+  VerbResult& vr = verbResult(p.verb);
   const bool ok = status == 200;
   if (!ok) {
     ++vr.errors;
     if (p.measured) ++result_.pod.errors;
   } else if (p.measured) {
     vr.latency.record(t - p.origin);
+  }
+  if (churn_) {
+    onChurnReply(c, p, ok, t);
+    return;
   }
   bool prioritized = p.verb == kPrioritize || o_.filterOnly;
   if (ok && p.verb == kFilter && !o_.filterOnly) {
@@ -589,9 +439,6 @@ void Runner::onResponse(Conn* c, int status) {
       return;
     }
   }
-  c->capturing = false;
-  --c->activePods;
-  ++progressPods_;
   if (ok && p.measured && prioritized) {
     result_.pod.latency.record(t - p.podIntended);
     ++result_.pods;
@@ -600,6 +447,42 @@ void Runner::onResponse(Conn* c, int status) {
     ++result_.podsWithoutPrioritize;
     lastCompletion_ = t;
   }
+  podDone(c, t);
+}
+
+void Runner::onChurnReply(Conn* c, Pending p, bool ok, uint64_t t) {
+  const Churn::Step step = ok ? churn_->onReply(p.slot, p.verb, c->reply) : Churn::Step::kFailed;
+  if (step == Churn::Step::kPrioritize || step == Churn::Step::kBind) {
+    p.verb = step == Churn::Step::kPrioritize ? kPrioritize : kBind;
+    // Its latency starts once its body is built (the static mode builds each body once, before
+    // it is measured): the server's time, not the load generator's.
+    p.origin = now();
+    send(c, p);
+    return;
+  }
+  if (step == Churn::Step::kFailed && ok) {
+    // A reply kube-scheduler could not use, or a bind that answered an Error.
+    ++verbResult(p.verb).errors;
+    if (p.measured) ++result_.pod.errors;
+    if (++churnErrorsShown_ <= kChurnErrorsShown) std::fprintf(stderr, "loadgen: %s\n", churn_->error(p.slot).c_str());
+  }
+  churn_->release(p.slot, step == Churn::Step::kBound);
+  if (p.measured && step == Churn::Step::kBound) {
+    result_.pod.latency.record(t - p.podIntended);
+    ++result_.pods;
+    lastCompletion_ = t;
+  } else if (p.measured && step == Churn::Step::kUnschedulable) {
+    ++result_.podsUnschedulable;
+    lastCompletion_ = t;
+  }
+  podDone(c, t);
+}
+
+// A pod is finished: the connection takes the next one.
+void Runner::podDone(Conn* c, uint64_t t) {
+  c->capturing = false;
+  --c->activePods;
+  ++progressPods_;
   if (running_ && o_.rate <= 0) {
     startPod(c, t);
   } else if (running_) {
@@ -652,8 +535,9 @@ void Runner::fail(Conn* c, const char* why) {
   c->closing = true;
   c->open = false;
   for (const auto& p : c->inflight) {
-    ++(p.verb == kFilter ? result_.filter : result_.prioritize).errors;
+    ++verbResult(p.verb).errors;
     if (p.measured) ++result_.pod.errors;
+    if (churn_) churn_->release(p.slot, false);
   }
   if (!c->inflight.empty() || running_) {
     std::fprintf(stderr, "loadgen: connection %d: %s\n", c->index, why);
@@ -726,7 +610,7 @@ void Runner::progress() {
               warm ? "warmup" : "run   ",
               static_cast<double>(t - (warm ? measureStart_ - static_cast<uint64_t>(o_.warmup * 1e9) : measureStart_)) / 1e9,
               rate, static_cast<double>(result_.filter.latency.percentile(99)) / 1e3,
-              static_cast<unsigned long long>(result_.filter.errors + result_.prioritize.errors));
+              static_cast<unsigned long long>(result_.filter.errors + result_.prioritize.errors + result_.bind.errors));
   std::fflush(stdout);
 }
 
@@ -746,14 +630,69 @@ bool runLoad(const LoadgenOptions& o, LoadgenResult& result) {
       return false;
     }
   }
+  if (o.churn && o.apiserverPort < 0) {
+    std::fprintf(stderr, "loadgen: --churn needs the fake API server (--apiserver-port)\n");
+    return false;
+  }
+  if (o.apiserverPort >= 0 && !o.requestsFile.empty()) {
+    std::fprintf(stderr, "loadgen: --apiserver-port serves the generated fleet: not with --requests-file\n");
+    return false;
+  }
+  if (o.churn && (o.mode != ArgsMode::kNodeNames || o.filterOnly || o.prioritizeAllNodes)) {
+    std::fprintf(stderr, "loadgen: --churn sends NodeNames filter, prioritize and bind: not with --mode full, "
+                         "--filter-only or --prioritize-all-nodes\n");
+    return false;
+  }
   Corpus corpus;
   std::string error;
   if (!buildCorpus(o, corpus, error)) {
     std::fprintf(stderr, "loadgen: %s\n", error.c_str());
     return false;
   }
-  Runner runner(o, corpus, result);
-  if (!runner.run(error)) {
+  apiserver::Collection noPods{"PodList"};
+  std::optional<apiserver::FakeApiServer> api;
+  std::optional<Churn> churn;
+  if (o.apiserverPort >= 0) {
+    api.emplace(corpus.apiNodes, noPods);
+    api->setPodLifetime(std::chrono::milliseconds(static_cast<int64_t>(o.podLifetime * 1000)));
+    const uint16_t port = api->start({}, static_cast<uint16_t>(o.apiserverPort));
+    if (port == 0) {
+      std::fprintf(stderr, "loadgen: the fake API server cannot listen on 127.0.0.1:%d\n", o.apiserverPort);
+      return false;
+    }
+    std::fprintf(stderr, "loadgen: fake kube-apiserver on http://127.0.0.1:%u (%zu nodes)\n", port,
+                 corpus.apiNodes.size());
+    if (!o.kubeconfigOut.empty()) {
+      // Renamed into place, so whoever waits for the file never reads half of it.
+      const std::string part = o.kubeconfigOut + ".part";
+      std::FILE* f = std::fopen(part.c_str(), "wb");
+      const std::string text = apiserver::kubeconfig(port);
+      bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      if (f) ok = std::fclose(f) == 0 && ok;
+      if (!ok || std::rename(part.c_str(), o.kubeconfigOut.c_str()) != 0) {
+        std::fprintf(stderr, "loadgen: cannot write %s\n", o.kubeconfigOut.c_str());
+        return false;
+      }
+    }
+    if (!waitReady(o.target, o.readyTimeout)) {
+      std::fprintf(stderr, "loadgen: %s/readyz did not answer 200 within %.0f s\n", o.target.c_str(), o.readyTimeout);
+      return false;
+    }
+    if (o.churn) churn.emplace(o, *api);
+  }
+  Runner runner(o, corpus, result, churn ? &*churn : nullptr);
+  const bool ran = runner.run(error);
+  if (api) {
+    // Stopped first: its lifetime timer deletes pods until then, so counts read before would
+    // miss the last deletions, which the extender's watch may already have seen.
+    api->stop();
+    const apiserver::LivePodStats stats = api->livePodStats();
+    result.apiPodsBound = stats.bound;
+    result.apiPodsDeleted = stats.deleted;
+    result.apiBindingsRefused = stats.bindingsRefused;
+    result.apiLiveBound = stats.liveBound;
+  }
+  if (!ran) {
     std::fprintf(stderr, "loadgen: %s\n", error.c_str());
     return false;
   }
@@ -773,7 +712,7 @@ int runLoadgen(const LoadgenOptions& o) {
   };
   if (!o.jsonOut.empty() && !write(o.jsonOut, formatJson(o, result))) return 1;
   if (!o.svgOut.empty() && !write(o.svgOut, formatSvg(o, result))) return 1;
-  const uint64_t errors = result.filter.errors + result.prioritize.errors;
+  const uint64_t errors = result.filter.errors + result.prioritize.errors + result.bind.errors;
   return errors ? 3 : 0;
 }
 

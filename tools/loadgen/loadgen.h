@@ -2,9 +2,16 @@
 // what kube-scheduler sends an extender: per pod, a filter call and then (after its reply) a
 // prioritize call with the same pod and only the nodes filter kept, as kube-scheduler sends only
 // feasible nodes to prioritize (and none at all when one or no node is feasible: it then takes
-// that node, or finds the pod unschedulable, without scoring). The prioritize body for each
-// corpus pod is built from its first filter reply: the load generator does not bind, so the
-// server's answer does not change during a run.
+// that node, or finds the pod unschedulable, without scoring). By default (static) the prioritize
+// body for each corpus pod is built from its first filter reply: the load generator does not
+// bind, so the server's answer does not change during a run.
+//
+// Churn (`--churn`, churn.h): the load generator also runs a fake kube-apiserver
+// (`--apiserver-port`) that `fleetsched serve --kubeconfig --bind` watches; each pod is created
+// there with a UID of its own, filtered, prioritized and bound to the node the scores select,
+// and shows up bound in the server's pod watch (its node charged for the pods after it) until it
+// is deleted `podLifetime` seconds later. Not the default: it needs the server started against
+// the load generator's API server, while the static mode runs against any extender.
 //
 // Node order: by default each pod's candidate list is in the order kube-scheduler's parallel
 // filter would append it (kube_order.h: zone round robin, 16 goroutines over chunks of √n,
@@ -62,6 +69,15 @@ struct LoadgenOptions {
   uint64_t maxPods = 0;  // stop after this many measured pods (0: duration only)
   int cpu = -1;          // pin to this CPU (sched_setaffinity)
 
+  // A fake kube-apiserver on 127.0.0.1:apiserverPort (0: any free port; -1: none) serving the
+  // corpus fleet's nodes and the churn's pods; the run waits up to readyTimeout s for the
+  // target's /readyz first. kubeconfigOut: write its kubeconfig there for `serve --kubeconfig`.
+  int apiserverPort = -1;
+  std::string kubeconfigOut;
+  double readyTimeout = 60;
+  bool churn = false;       // per pod: create, filter, prioritize, bind (needs apiserverPort)
+  double podLifetime = 5;   // churn: seconds a bound pod lives before the API server deletes it
+
   std::string label;     // names the run in JSON/plots (default: target)
   std::string jsonOut;   // write results as JSON here
   std::string svgOut;    // write the latency plot here
@@ -74,7 +90,7 @@ struct VerbResult {
 };
 
 struct LoadgenResult {
-  VerbResult filter, prioritize, pod;
+  VerbResult filter, prioritize, bind, pod;  // pod: filter to the last reply (bind's in churn)
   double seconds = 0;  // measured window
   uint64_t pods = 0;   // completed, measured (filter and prioritize)
   uint64_t podsWithoutPrioritize = 0;  // measured pods filter left with ≤ 1 node: no prioritize
@@ -82,6 +98,13 @@ struct LoadgenResult {
   uint64_t bytesSent = 0;
   uint64_t bytesReceived = 0;
   uint64_t reconnects = 0;
+  // Churn: measured pods filter left no node (not bound, not in pods/s), and what the fake API
+  // server saw over the whole run (warmup included).
+  uint64_t podsUnschedulable = 0;
+  uint64_t apiPodsBound = 0;      // Bindings accepted
+  uint64_t apiPodsDeleted = 0;    // after their lifetime, or unschedulable
+  uint64_t apiBindingsRefused = 0;
+  uint64_t apiLiveBound = 0;      // bound pods alive at the end
   double podsPerSecond() const { return seconds > 0 ? static_cast<double>(pods) / seconds : 0; }
 };
 

@@ -39,9 +39,18 @@ std::string formatTable(const LoadgenOptions& o, const LoadgenResult& r) {
   out += line;
   std::snprintf(line, sizeof line, "pods/s %.0f  requests %llu  errors %llu  sent %.1f MB/s\n", r.podsPerSecond(),
                 static_cast<unsigned long long>(r.requests),
-                static_cast<unsigned long long>(r.filter.errors + r.prioritize.errors),
+                static_cast<unsigned long long>(r.filter.errors + r.prioritize.errors + r.bind.errors),
                 r.seconds > 0 ? static_cast<double>(r.bytesSent) / 1e6 / (r.seconds + o.warmup) : 0.0);
   out += line;
+  if (o.churn) {
+    std::snprintf(line, sizeof line,
+                  "churn: pods/s counts bound pods; unschedulable %llu; API server: bound %llu, deleted %llu, "
+                  "Bindings refused %llu, bound and live at the end %llu\n",
+                  static_cast<unsigned long long>(r.podsUnschedulable), static_cast<unsigned long long>(r.apiPodsBound),
+                  static_cast<unsigned long long>(r.apiPodsDeleted),
+                  static_cast<unsigned long long>(r.apiBindingsRefused), static_cast<unsigned long long>(r.apiLiveBound));
+    out += line;
+  }
   if (r.podsWithoutPrioritize > 0) {
     std::snprintf(line, sizeof line, "pods filter left with one node or none (no prioritize, not in pods/s): %llu\n",
                   static_cast<unsigned long long>(r.podsWithoutPrioritize));
@@ -60,6 +69,7 @@ std::string formatTable(const LoadgenOptions& o, const LoadgenResult& r) {
   };
   row("filter", r.filter);
   if (!o.filterOnly) row("prioritize", r.prioritize);
+  if (o.churn) row("bind", r.bind);
   row("pod", r.pod);
   return out;
 }
@@ -94,6 +104,12 @@ std::string formatJson(const LoadgenOptions& o, const LoadgenResult& r) {
   num("bytesReceived", static_cast<double>(r.bytesReceived));
   num("reconnects", static_cast<double>(r.reconnects));
   num("podsWithoutPrioritize", static_cast<double>(r.podsWithoutPrioritize));
+  out += o.churn ? "\"churn\":true," : "\"churn\":false,";
+  num("podsUnschedulable", static_cast<double>(r.podsUnschedulable));
+  num("apiPodsBound", static_cast<double>(r.apiPodsBound));
+  num("apiPodsDeleted", static_cast<double>(r.apiPodsDeleted));
+  num("apiBindingsRefused", static_cast<double>(r.apiBindingsRefused));
+  num("apiLiveBound", static_cast<double>(r.apiLiveBound));
   out += "\"verbs\":{";
   auto verb = [&](const char* name, const VerbResult& v, bool last) {
     out += "\"";
@@ -123,6 +139,7 @@ std::string formatJson(const LoadgenOptions& o, const LoadgenResult& r) {
   };
   verb("filter", r.filter, false);
   verb("prioritize", r.prioritize, false);
+  verb("bind", r.bind, false);
   verb("pod", r.pod, true);
   out += "}}\n";
   return out;
