@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <string>
@@ -320,6 +321,23 @@ TEST(Loadgen, OpenLoopKeepsTheRate) {
   // 100 pods are scheduled in the measured window; allow for a slow machine at the edges.
   EXPECT_GE(r.pods, 90u);
   EXPECT_LE(r.pods, 101u);
+}
+
+// --max-pods ends an open-loop run once its last pod is answered, not at the end of --duration:
+// the stop used to be noticed only by the next answer, and when every pod was already answered
+// the run waited out its whole duration.
+TEST(Loadgen, OpenLoopEndsAtMaxPods) {
+  TestServer server;
+  LoadgenOptions o = smallRun(server.target());
+  o.rate = 200;
+  o.warmup = 0;
+  o.duration = 20;
+  o.maxPods = 20;
+  LoadgenResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(runLoad(o, r));
+  EXPECT_EQ(r.pods, 20u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
 TEST(Loadgen, ErrorRepliesAreCountedNotMeasured) {

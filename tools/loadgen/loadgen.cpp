@@ -516,7 +516,12 @@ void Runner::dispatchOpenLoop() {
     uint64_t intended = backlog_.front();
     backlog_.pop_front();
     startPod(chosen, intended);
-    if (!running_) break;
+    if (!running_) {
+      // --max-pods reached: finish now when every pod is answered (no answer is left to).
+      uv_idle_stop(&pacer_);
+      maybeFinish();
+      return;
+    }
   }
   // Spin only when the next start is near: at low rates sleep on a timer (millisecond
   // resolution) until about a millisecond before it.
