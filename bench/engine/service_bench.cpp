@@ -7,9 +7,13 @@
 // generator sends them, tools/loadgen/kube_order.h); 1: one list in fleet order for every pod.
 //   ninja -C build bench/engine/service_bench && build/bench/engine/service_bench
 // Fleet options follow `gen-fleet -n 5000 -p 256` (FLEETSCHED_BENCH_NODES overrides the size).
+// BM_FullNodes*: full-Nodes mode, 16 of the pods, each asking about the fleet's first
+// kFullNodes Node objects (~12 KB each, the same objects every time, as kube-scheduler sends an
+// unchanged node), filter and prioritize with the same body.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <cstdlib>
@@ -88,14 +92,19 @@ std::string_view keptList(std::string_view reply, size_t& count) {
   return list;
 }
 
+fleet::FleetOptions fleetOptions() {
+  fleet::FleetOptions fo;
+  fo.nodes = 5000;
+  if (const char* n = std::getenv("FLEETSCHED_BENCH_NODES")) fo.nodes = std::strtoul(n, nullptr, 10);
+  fo.minNodeBytes = 10240;
+  fo.maxNodeBytes = 13312;
+  return fo;
+}
+
 Fixture& fixture() {
   static Fixture* f = [] {
     auto* fx = new Fixture;
-    fleet::FleetOptions fo;
-    fo.nodes = 5000;
-    if (const char* n = std::getenv("FLEETSCHED_BENCH_NODES")) fo.nodes = std::strtoul(n, nullptr, 10);
-    fo.minNodeBytes = 10240;
-    fo.maxNodeBytes = 13312;
+    const fleet::FleetOptions fo = fleetOptions();
     fleet::FleetGenerator gen(fo);
     fx->nodes = gen.size();
     const fs::path path = fs::temp_directory_path() / ("fleetsched-service-bench-" + std::to_string(::getpid()) + ".json");
@@ -197,6 +206,41 @@ void BM_NodeNamesPrioritize(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_NodeNamesPrioritize)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+constexpr size_t kFullNodes = 500;
+constexpr size_t kFullPods = 16;
+
+// Full-Nodes filter bodies (built on first use: ~100 MB).
+const std::vector<Body>& fullBodies() {
+  static const std::vector<Body>* bodies = [] {
+    const fleet::FleetOptions fo = fleetOptions();
+    const fleet::FleetGenerator gen(fo);
+    std::vector<std::string> wires;
+    for (size_t i = 0; i < std::min(kFullNodes, gen.size()); ++i) wires.push_back(gen.nodeWire(i));
+    const std::string tail = fleet::fullArgsTail(wires);
+    fleet::PodOptions po;
+    po.pods = kFullPods;
+    po.seed = fo.seed;
+    const fleet::PodGenerator pods(po);
+    auto* b = new std::vector<Body>(pods.size());
+    for (size_t i = 0; i < pods.size(); ++i) (*b)[i].set(std::string(fleet::kFullArgsHead) + pods.podWire(i) + tail);
+    return b;
+  }();
+  return *bodies;
+}
+
+void BM_FullNodes(benchmark::State& state) {
+  Fixture& f = fixture();
+  const std::vector<Body>& bodies = fullBodies();
+  const Verb verb = state.range(0) == 0 ? Verb::Filter : Verb::Prioritize;
+  size_t k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.call(verb, bodies[k]));
+    k = (k + 1) % bodies.size();
+  }
+  state.SetLabel(verb == Verb::Filter ? "filter" : "prioritize");
+}
+BENCHMARK(BM_FullNodes)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace fleetsched::engine
