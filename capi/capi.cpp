@@ -15,6 +15,7 @@
 
 #include "cache/binding.h"
 #include "cache/cache.h"
+#include "cache/snapshot_rows.h"
 #include "codec/decoder.h"
 #include "plugins/config.h"
 #include "plugins/interpretation.h"
@@ -94,6 +95,9 @@ struct fs_engine {
   plugins::CycleState state;
   plugins::ProfileScratch scratch;
   std::vector<const plugins::NodeInfo*> nodes;
+  std::vector<uint32_t> ids;  // nodes[i]'s id
+  fleetsched::cache::SnapshotRows rows;
+  std::vector<plugins::Verdict> verdicts;
   std::vector<plugins::Status> statuses;
   std::vector<std::pair<int32_t, std::string>> failures;  // [0]: the preFilter failure
   std::vector<int32_t> wire;
@@ -233,15 +237,19 @@ int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, ui
 
     e->nodes.clear();
     e->snap.collect(e->nodes);
-    e->statuses.assign(e->nodes.size(), plugins::Status{});
-    e->profile->filter(e->state, e->nodes, e->statuses, e->scratch);
+    e->ids.clear();
+    for (const plugins::NodeInfo* n : e->nodes) e->ids.push_back(n->id);
+    e->verdicts.resize(e->nodes.size());
+    e->profile->filter(e->state, {e->nodes, e->ids, &e->rows.refresh(e->snap, e->profile->gpuResources())},
+                       e->verdicts, e->scratch);
     std::fill_n(verdict, out->id_limit, kHole);
     if (pods != nullptr) std::fill_n(pods, out->id_limit, uint16_t{0});
     for (size_t i = 0; i < e->nodes.size(); ++i) {
       if (pods != nullptr) {
         pods[e->nodes[i]->id] = static_cast<uint16_t>(std::clamp<int64_t>(e->nodes[i]->usedPods, 0, UINT16_MAX));
       }
-      const plugins::Status& st = e->statuses[i];
+      const plugins::Verdict code = e->verdicts[i];
+      const plugins::Status st = code == plugins::kPass ? plugins::Status{} : e->scratch.failures().status(code);
       uint8_t v = 0;
       if (!st.ok()) {
         const int32_t code = toCode(st.code);
@@ -327,7 +335,10 @@ int fs_score(fs_engine* e, uint64_t cycle, const char* pod, size_t len, const ui
       e->nodes.push_back(node);
     }
     e->wire.assign(n, 0);
-    if (e->admitted && n > 0) e->profile->extenderScores(e->state, e->snap, e->nodes, e->wire, e->scratch);
+    if (e->admitted && n > 0) {
+      const plugins::NodeBatch batch{e->nodes, {ids, n}, &e->rows.refresh(e->snap, e->profile->gpuResources())};
+      e->profile->extenderScores(e->state, e->snap, batch, e->wire, e->scratch);
+    }
     // The extender's 0..10 on the framework's 0..100: what kube-scheduler makes of an extender
     // score (times MaxNodeScore / MaxExtenderPriority), so both deployments rank alike.
     for (size_t i = 0; i < n; ++i) out[i] = int64_t{e->wire[i]} * (plugins::kMaxNodeScore / plugins::kMaxExtenderScore);

@@ -47,7 +47,7 @@ struct NodeNamesVerdicts {
   std::span<const std::string_view> unknown;
   std::string_view unknownReason;
 };
-// A node listed twice has one entry in a failed map; `passed` is written as given. Instantiated for uint8_t (the plugins' verdict bytes) and uint32_t codes.
+// A node listed twice has one entry in a failed map; `passed` is written as given. Instantiated for uint8_t and uint32_t codes (the plugins' verdicts, plugins::Verdict).
 template <class Code>
 void encodeNodeNamesFilter(const NodeNameTable& table, const NodeNamesVerdicts<Code>& v, Buffer& out);
 

@@ -4,9 +4,11 @@
 //
 // Plugins see plain structs (PodInfo, NodeInfo) and a read-only ClusterState, never JSON or
 // sockets. Plugins are immutable after creation and shared by every request; per-pod state
-// lives in CycleState. Filter and Score take a batch of nodes so their loops run over
-// contiguous data; a reason is a constant string or is formatted into the CycleState arena
-// (only for failures, so the passing path never allocates).
+// lives in CycleState. Filter and Score take a NodeBatch (plugins/node_columns.h): the records
+// and a compact row per node, so their loops run over contiguous data. Filter writes a verdict
+// per node as a code (FailureCodes numbers the distinct failures); a reason is a constant string
+// or is formatted into the CycleState arena (only for failures, so the passing path never
+// allocates).
 //
 // Ownership: unique_ptr transfers, references borrow, raw pointers only where null is
 // meaningful.
@@ -19,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "codec/model.h"
@@ -165,6 +168,57 @@ class ClusterState {
 };
 
 using NodeSpan = std::span<const NodeInfo* const>;
+struct NodeBatch;  // plugins/node_columns.h
+
+// A filter's verdict on one node: kPass, or the code FailureCodes gave its failure.
+using Verdict = uint32_t;
+constexpr Verdict kPass = 0;
+
+// The distinct failures of one filter run, numbered from 1: a node's verdict names its Status.
+// Statuses are equal when their codes and reasons' bytes are. Failures come in runs, so a code
+// is looked for among the newest few first; past those, in an index (built only once a run has
+// that many distinct failures: most never do, and their passing path does not allocate).
+class FailureCodes {
+ public:
+  // Forgets every code; a plugin's own memo of codes (see epoch()) goes stale with it.
+  void clear() {
+    statuses_.clear();
+    for (auto& byReason : index_) byReason.clear();
+    ++epoch_;
+  }
+  // The code for failure `s`.
+  Verdict code(const Status& s) {
+    const size_t n = statuses_.size();
+    for (size_t k = n; k-- > (n > kRecent ? n - kRecent : 0);) {
+      const Status& e = statuses_[k];
+      if (e.code == s.code && e.reason.size() == s.reason.size() &&
+          (e.reason.data() == s.reason.data() || e.reason == s.reason)) {
+        return static_cast<Verdict>(k + 1);
+      }
+    }
+    auto& byReason = index_[static_cast<size_t>(s.code)];
+    if (n > kRecent) {
+      if (auto it = byReason.find(s.reason); it != byReason.end()) return it->second;
+    }
+    statuses_.push_back(s);
+    if (n == kRecent) {  // the index starts: every failure so far
+      for (size_t k = 0; k <= n; ++k) index_[static_cast<size_t>(statuses_[k].code)].emplace(statuses_[k].reason, k + 1);
+    } else if (n > kRecent) {
+      byReason.emplace(s.reason, static_cast<Verdict>(n + 1));
+    }
+    return static_cast<Verdict>(n + 1);
+  }
+  const Status& status(Verdict code) const { return statuses_[code - 1]; }
+  size_t size() const { return statuses_.size(); }
+  // Changes with every clear(): plugins that memo codes per cycle compare it.
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  static constexpr size_t kRecent = 16;
+  std::vector<Status> statuses_;
+  std::array<std::unordered_map<std::string_view, Verdict>, 4> index_;  // by Code, then reason
+  uint64_t epoch_ = 1;
+};
 
 class Plugin {
  public:
@@ -182,25 +236,28 @@ class Plugin {
     return {};
   }
 
-  // Writes a verdict for each node; out[i] is Success on entry and is left alone for nodes
-  // that pass.
-  virtual void filter(const CycleState& state, int index, NodeSpan nodes, std::span<Status> out) const {
-    (void)state, (void)index, (void)nodes, (void)out;
+  // Judges each node i whose verdict[i] is kPass on entry: leaves it when the node passes, else
+  // sets failures.code(its Status). Entries already failed (by an earlier plugin) stay as they
+  // are: a node keeps its first failure.
+  virtual void filter(const CycleState& state, int index, const NodeBatch& nodes, std::span<Verdict> verdict,
+                      FailureCodes& failures) const {
+    (void)state, (void)index, (void)nodes, (void)verdict, (void)failures;
   }
 
   // Once per pod, over the feasible nodes, before Score.
-  virtual void preScore(CycleState& state, const ClusterState& cluster, int index, NodeSpan nodes) const {
+  virtual void preScore(CycleState& state, const ClusterState& cluster, int index, const NodeBatch& nodes) const {
     (void)state, (void)cluster, (void)index, (void)nodes;
   }
 
-  // Writes a 0..kMaxNodeScore score for each node.
-  virtual void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const {
+  // Writes a 0..kMaxNodeScore score for each node (out[i] is 0 on entry).
+  virtual void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const {
     (void)state, (void)index, (void)nodes, (void)out;
   }
 
   // Rescales this plugin's scores across the feasible nodes (scores[i] is nodes[i]'s), still
   // within 0..kMaxNodeScore.
-  virtual void normalizeScore(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> scores) const {
+  virtual void normalizeScore(const CycleState& state, int index, const NodeBatch& nodes,
+                              std::span<int32_t> scores) const {
     (void)state, (void)index, (void)nodes, (void)scores;
   }
 

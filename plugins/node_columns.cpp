@@ -5,11 +5,10 @@
 
 namespace fleetsched::plugins {
 
-void NodeColumns::reset(uint32_t idLimit, const GpuResourceConfig& resources) {
+void NodeColumns::reset(uint32_t rowLimit, const GpuResourceConfig& resources) {
   resources_ = resources;
   primary_.assign(resources.primary());
-  rows_.assign(idLimit, Row{});
-  for (std::string& name : modelNames_) name.clear();
+  rows_.assign(rowLimit, Row{});
   shapeKeys_.clear();
   shapeOf_.clear();
   version = 0;
@@ -20,9 +19,9 @@ void NodeColumns::clear(uint32_t begin, uint32_t end) {
   for (uint32_t id = begin; id < end; ++id) rows_[id] = Row{};
 }
 
-void NodeColumns::set(const NodeInfo& n) {
-  if (n.id >= rows_.size()) rows_.resize(n.id + 1);
-  Row& r = rows_[n.id];
+void NodeColumns::set(uint32_t row, const NodeInfo& n) {
+  if (row >= rows_.size()) rows_.resize(row + 1);
+  Row& r = rows_[row];
   r = Row{};
   r.flags = kLive;
   r.gpuMemoryMiB = n.gpuMemoryMiB;
@@ -62,10 +61,6 @@ void NodeColumns::set(const NodeInfo& n) {
     it->second = static_cast<uint16_t>(shapeKeys_.size());
   }
   r.shape = it->second;
-  if (n.gpuModel != 0) {
-    if (n.gpuModel >= modelNames_.size()) modelNames_.resize(n.gpuModel + 1);
-    if (modelNames_[n.gpuModel].empty()) modelNames_[n.gpuModel].assign(n.gpuModelName);
-  }
 }
 
 }  // namespace fleetsched::plugins

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
-#include <cstring>
 
 #include "plugins/gpu_select.h"
 
@@ -15,9 +14,36 @@ Profile::Profile(std::string name, GpuResourceConfig gpuResources, std::vector<E
   int64_t maxTotal = 0;
   for (const Entry& e : plugins_) maxTotal += int64_t{e.weight} * kMaxNodeScore;
   narrowTotals_ = maxTotal <= INT32_MAX;
-  columnFilters_ = std::all_of(plugins_.begin(), plugins_.end(), [](const Entry& e) {
-    return !e.plugin->filters() || dynamic_cast<const ColumnFilter*>(e.plugin.get()) != nullptr;
-  });
+}
+
+NodeBatch ProfileScratch::batch(NodeSpan nodes, const GpuResourceConfig& resources) {
+  // The table keeps its shapes across batches (no allocation once they have been seen) until
+  // the resources change.
+  if (rows_.version == 0 || rows_.resources().resourceNames != resources.resourceNames) {
+    rows_.reset(0, resources);
+    rows_.version = 1;
+  }
+  const auto n = static_cast<uint32_t>(nodes.size());
+  for (uint32_t i = 0; i < n; ++i) rows_.set(i, *nodes[i]);
+  for (auto i = static_cast<uint32_t>(positions_.size()); i < n; ++i) positions_.push_back(i);
+  return {nodes, std::span<const uint32_t>(positions_).first(n), &rows_};
+}
+
+NodeBatch ProfileScratch::feasible(const NodeBatch& nodes, std::span<const Verdict> verdict) {
+  // Gathered without a branch per node: every entry written, the count moved past a pass.
+  const size_t n = nodes.size();
+  candidates_.resize(n + 1);
+  candidateIds_.resize(n + 1);
+  index_.resize(n + 1);
+  size_t live = 0;
+  for (size_t i = 0; i < n; ++i) {
+    candidates_[live] = nodes.nodes[i];
+    candidateIds_[live] = nodes.ids[i];
+    index_[live] = static_cast<uint32_t>(i);
+    live += verdict[i] == kPass;
+  }
+  live_ = live;
+  return {NodeSpan(candidates_.data(), live), std::span<const uint32_t>(candidateIds_.data(), live), nodes.table};
 }
 
 Status Profile::preFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster) const {
@@ -31,161 +57,51 @@ Status Profile::preFilter(const codec::Pod& pod, CycleState& state, const Cluste
   return {};
 }
 
+void Profile::filter(const CycleState& state, const NodeBatch& nodes, std::span<Verdict> verdict,
+                     ProfileScratch& scratch) const {
+  assert(verdict.size() == nodes.size());
+  scratch.failures_.clear();
+  std::fill(verdict.begin(), verdict.end(), kPass);
+  // Every plugin over every node, in plugin order: a plugin judges only the nodes still
+  // passing, so a node keeps its first failure.
+  for (size_t p = 0; p < plugins_.size(); ++p) {
+    const Plugin& plugin = *plugins_[p].plugin;
+    if (plugin.filters()) plugin.filter(state, static_cast<int>(p), nodes, verdict, scratch.failures_);
+  }
+}
+
+void Profile::runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
+                        const NodeBatch& nodes, std::span<Verdict> verdict, ProfileScratch& scratch) const {
+  const Status s = preFilter(pod, state, cluster);
+  if (s.ok()) return filter(state, nodes, verdict, scratch);
+  scratch.failures_.clear();
+  std::fill(verdict.begin(), verdict.end(), scratch.failures_.code(s));
+}
+
 NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Status> out,
                          ProfileScratch& scratch) const {
   assert(out.size() == nodes.size());
-  const size_t n = nodes.size();
-  // assign/resize reuse the scratch's capacity: no allocation once it has seen a batch this big.
-  scratch.candidates_.assign(nodes.begin(), nodes.end());
-  scratch.index_.resize(n);
-  // Plugins write failures only. Every verdict is left Success after use (failures are reset
-  // as they are moved out), so the buffer needs no clearing per plugin: that was a 120 KB
-  // memset per plugin per 5,000-node request.
-  scratch.verdicts_.resize(n);
-  for (size_t i = 0; i < n; ++i) scratch.index_[i] = static_cast<uint32_t>(i);
-  std::fill(out.begin(), out.end(), Status{});
-
-  size_t live = n;
-  for (size_t p = 0; p < plugins_.size() && live > 0; ++p) {
-    const Plugin& plugin = *plugins_[p].plugin;
-    if (!plugin.filters()) continue;
-    plugin.filter(state, static_cast<int>(p), NodeSpan(scratch.candidates_.data(), live),
-                  std::span<Status>(scratch.verdicts_.data(), live));
-    // Compact the survivors in place; a rejected node keeps this (its first) failing status.
-    size_t kept = 0;
-    for (size_t j = 0; j < live; ++j) {
-      if (scratch.verdicts_[j].ok()) {
-        scratch.candidates_[kept] = scratch.candidates_[j];
-        scratch.index_[kept] = scratch.index_[j];
-        ++kept;
-      } else {
-        out[scratch.index_[j]] = scratch.verdicts_[j];
-        scratch.verdicts_[j] = Status{};
-      }
-    }
-    live = kept;
+  const NodeBatch batch = scratch.batch(nodes, gpuResources_);
+  scratch.verdicts_.resize(nodes.size());
+  filter(state, batch, scratch.verdicts_, scratch);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Verdict v = scratch.verdicts_[i];
+    out[i] = v == kPass ? Status{} : scratch.failures_.status(v);
   }
-  scratch.live_ = live;
-  return NodeSpan(scratch.candidates_.data(), live);
-}
-
-bool Profile::admit(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, std::span<Status> out,
-                    ProfileScratch& scratch) const {
-  const Status s = preFilter(pod, state, cluster);
-  if (s.ok()) return true;
-  std::fill(out.begin(), out.end(), s);
-  scratch.live_ = 0;
-  return false;
+  return scratch.feasible(batch, scratch.verdicts_).nodes;
 }
 
 NodeSpan Profile::runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
                             NodeSpan nodes, std::span<Status> out, ProfileScratch& scratch) const {
-  return admit(pod, state, cluster, out, scratch) ? filter(state, nodes, out, scratch) : NodeSpan{};
-}
-
-bool Profile::filterCodes(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
-                          const NodeColumns& columns, std::span<uint8_t> verdict, ProfileScratch& scratch) const {
-  assert(verdict.size() == nodes.size() && ids.size() == nodes.size());
-  if (!columnFilters_) return false;
-  const size_t n = nodes.size();
-  FailureCodes& failures = scratch.failures_;
-  failures.clear();
-  std::fill(verdict.begin(), verdict.end(), kColumnPass);
-  // In plugin order, each over the nodes still passing: a node keeps its first failure, and a
-  // node one plugin leaves undecided is not judged by the later ones (filter() below runs them
-  // all on it, in order).
-  for (size_t p = 0; p < plugins_.size(); ++p) {
-    const Plugin& plugin = *plugins_[p].plugin;
-    if (!plugin.filters()) continue;
-    const auto* columnFilter = dynamic_cast<const ColumnFilter*>(&plugin);
-    if (!columnFilter->filterColumns(state, static_cast<int>(p), columns, ids, verdict, failures)) return false;
-  }
-
-  // The undecided, gathered without a branch per node. Most runs have none, which memchr
-  // tells at memory speed instead of a pass over every node.
-  // (n == 0: an empty NodeNames list, whose verdict span has no data to hand memchr.)
-  if (n == 0 || std::memchr(verdict.data(), kColumnUndecided, n) == nullptr) return true;
-  scratch.slowIndex_.resize(n);
-  size_t m = 0;
-  for (size_t i = 0; i < n; ++i) {
-    scratch.slowIndex_[m] = static_cast<uint32_t>(i);
-    m += verdict[i] == kColumnUndecided;
-  }
-  if (m == 0) return true;
-  scratch.slowNodes_.resize(m);
-  for (size_t k = 0; k < m; ++k) scratch.slowNodes_[k] = nodes[scratch.slowIndex_[k]];
-  scratch.slowOut_.resize(m);
-  filter(state, NodeSpan(scratch.slowNodes_.data(), m), scratch.slowOut_, scratch);
-  for (size_t k = 0; k < m; ++k) {
-    const Status& s = scratch.slowOut_[k];
-    const uint8_t v = s.ok() ? uint8_t{kColumnPass} : failures.code(s);
-    if (v == kColumnUndecided) return false;  // out of codes
-    verdict[scratch.slowIndex_[k]] = v;
-  }
-  return true;
-}
-
-bool Profile::runFilterCodes(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<uint8_t> verdict,
-                             ProfileScratch& scratch) const {
   const Status s = preFilter(pod, state, cluster);
-  if (!s.ok()) {
-    scratch.failures_.clear();
-    std::fill(verdict.begin(), verdict.end(), scratch.failures_.code(s));
-    return true;
-  }
-  return filterCodes(state, nodes, ids, columns, verdict, scratch);
+  if (s.ok()) return filter(state, nodes, out, scratch);
+  std::fill(out.begin(), out.end(), s);
+  scratch.live_ = 0;
+  return {};
 }
 
-NodeSpan Profile::filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
-                                const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const {
-  assert(out.size() == nodes.size() && ids.size() == nodes.size());
-  const size_t n = nodes.size();
-  scratch.pass_.resize(n);
-  if (!filterCodes(state, nodes, ids, columns, scratch.pass_, scratch)) return filter(state, nodes, out, scratch);
-  const uint8_t* verdict = scratch.pass_.data();
-  scratch.candidates_.resize(n);
-  scratch.index_.resize(n);
-  size_t live = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (verdict[i] == kColumnPass) {
-      out[i] = Status{};
-      scratch.candidates_[live] = nodes[i];
-      scratch.index_[live] = static_cast<uint32_t>(i);
-      ++live;
-    } else {
-      out[i] = scratch.failures_.status(verdict[i]);
-    }
-  }
-  scratch.live_ = live;
-  return NodeSpan(scratch.candidates_.data(), live);
-}
-
-NodeSpan Profile::runFilterColumns(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
-                                   NodeSpan nodes, std::span<const uint32_t> ids, const NodeColumns& columns,
-                                   std::span<Status> out, ProfileScratch& scratch) const {
-  return admit(pod, state, cluster, out, scratch) ? filterColumns(state, nodes, ids, columns, out, scratch)
-                                                  : NodeSpan{};
-}
-
-std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+std::span<const int64_t> Profile::scoreTotals(CycleState& state, const ClusterState& cluster, const NodeBatch& nodes,
                                               ProfileScratch& scratch) const {
-  return sumScores(state, cluster, nodes, {}, nullptr, scratch);
-}
-
-std::span<const int64_t> Profile::scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                                                     std::span<const uint32_t> ids, const NodeColumns& columns,
-                                                     ProfileScratch& scratch) const {
-  assert(ids.size() == nodes.size());
-  for (uint32_t id : ids) {
-    if (id >= columns.idLimit()) return sumScores(state, cluster, nodes, {}, nullptr, scratch);
-  }
-  return sumScores(state, cluster, nodes, ids, &columns, scratch);
-}
-
-std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                                            std::span<const uint32_t> ids, const NodeColumns* columns,
-                                            ProfileScratch& scratch) const {
   const size_t n = nodes.size();
   scratch.totals_.resize(n);
   scratch.pluginScores_.resize(n);
@@ -206,13 +122,8 @@ std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterStat
     const int idx = static_cast<int>(p);
     std::fill_n(scores, n, 0);
     const std::span<int32_t> out(scores, n);
-    const auto* scorer = columns != nullptr ? dynamic_cast<const ColumnScorer*>(&plugin) : nullptr;
-    if (scorer != nullptr && scorer->preScoreColumns(state, cluster, idx, *columns, ids, nodes)) {
-      scorer->scoreColumns(state, idx, *columns, ids, nodes, out);
-    } else {
-      plugin.preScore(state, cluster, idx, nodes);
-      plugin.score(state, idx, nodes, out);
-    }
+    plugin.preScore(state, cluster, idx, nodes);
+    plugin.score(state, idx, nodes, out);
     plugin.normalizeScore(state, idx, nodes, out);
     const int32_t w = plugins_[p].weight;
     if (narrow != nullptr) {
@@ -228,12 +139,6 @@ std::span<const int64_t> Profile::sumScores(CycleState& state, const ClusterStat
     for (size_t j = 0; j < n; ++j) totals[j] = narrow[j];
   }
   return {totals, n};
-}
-
-void Profile::extenderScoresColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                                    std::span<const uint32_t> ids, const NodeColumns& columns,
-                                    std::span<int32_t> out, ProfileScratch& scratch) const {
-  toExtenderScores(scoreTotalsColumns(state, cluster, nodes, ids, columns, scratch), out);
 }
 
 namespace {
@@ -295,7 +200,7 @@ void Profile::toExtenderScores(std::span<const int64_t> totals, std::span<int32_
   }
 }
 
-void Profile::extenderScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+void Profile::extenderScores(CycleState& state, const ClusterState& cluster, const NodeBatch& nodes,
                              std::span<int32_t> out, ProfileScratch& scratch) const {
   toExtenderScores(scoreTotals(state, cluster, nodes, scratch), out);
 }

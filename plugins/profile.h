@@ -2,17 +2,21 @@
 // every request. A cycle for one pod runs
 //
 //   preFilter(pod)        derive PodInfo, run every PreFilter (a failure rejects all nodes)
-//   filter(nodes)         Filter plugin by plugin; a node rejected by one plugin is not shown
-//                         to the next and keeps that first failing Status
+//   filter(batch)         Filter plugin by plugin into a verdict per node (kPass or a failure
+//                         code, scratch.failures() says which Status): a node rejected by one
+//                         plugin keeps that first failing Status
 //   scoreTotals(feasible) PreScore → Score → NormalizeScore per plugin, clamped to 0..100,
 //                         summed with the weights (exact int64 ranking, what replay uses)
 //   extenderScores(...)   totals → 0..kMaxExtenderScore for the wire (see toExtenderScores)
 //   selectGpus(node)      plugins in order (not those of weight 0), then best fit
 //
+// Plugins see a NodeBatch (records and rows). A caller holding rows for its nodes (the service's
+// snapshot rows, replay's cluster) passes them; one holding records only gets rows built in the
+// scratch by ProfileScratch::batch, or uses the NodeSpan / Status forms below, which do that.
+//
 // The caller owns a CycleState and a ProfileScratch per thread and reuses them across pods;
 // once the scratch has grown to the largest batch, a cycle allocates nothing on the passing
-// path. Spans returned by filter/scoreTotals point into the scratch and stay valid until its
-// next use.
+// path. Batches and spans returned point into the scratch and stay valid until its next use.
 #pragma once
 
 #include <memory>
@@ -30,24 +34,26 @@ namespace fleetsched::plugins {
 // Reusable per-thread buffers for Profile runs.
 class ProfileScratch {
  public:
-  // Original positions (in the span given to filter) of the feasible nodes filter returned.
+  // A batch over `nodes` with their rows built here for `resources` (row i is nodes[i]'s).
+  NodeBatch batch(NodeSpan nodes, const GpuResourceConfig& resources);
+  // The nodes of `nodes` whose verdict is kPass, in order, as a batch over the same rows.
+  NodeBatch feasible(const NodeBatch& nodes, std::span<const Verdict> verdict);
+  // Original positions (in the batch given to feasible) of the nodes it returned.
   std::span<const uint32_t> feasibleIndex() const { return {index_.data(), live_}; }
-  // What the failure codes of the last filterCodes run stand for.
+  // What the failure codes of the last filter run stand for.
   const FailureCodes& failures() const { return failures_; }
 
  private:
   friend class Profile;
   std::vector<const NodeInfo*> candidates_;
+  std::vector<uint32_t> candidateIds_;
   std::vector<uint32_t> index_;
-  std::vector<Status> verdicts_;
+  std::vector<uint32_t> positions_;  // 0, 1, 2, …: the ids of batch()'s rows
+  NodeColumns rows_;
+  std::vector<Verdict> verdicts_;
   std::vector<int32_t> pluginScores_;
   std::vector<int64_t> totals_;
   std::vector<int32_t> narrowTotals_;
-  // filterColumns: a verdict byte per node, the nodes left to filter() and their places.
-  std::vector<uint8_t> pass_;
-  std::vector<const NodeInfo*> slowNodes_;
-  std::vector<uint32_t> slowIndex_;
-  std::vector<Status> slowOut_;
   FailureCodes failures_;
   size_t live_ = 0;
 };
@@ -69,53 +75,28 @@ class Profile {
   // node: the pod cannot be placed anywhere (e.g. an invalid annotation).
   Status preFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster) const;
 
-  // Runs the Filter plugins over `nodes` after a successful preFilter. out[i] receives the
-  // verdict for nodes[i] (out.size() == nodes.size()). Returns the feasible nodes in input order.
-  NodeSpan filter(const CycleState& state, NodeSpan nodes, std::span<Status> out, ProfileScratch& scratch) const;
+  // Runs the Filter plugins over `nodes` after a successful preFilter: verdict[i] receives
+  // nodes[i]'s (verdict.size() == nodes.size()), kPass or a code of scratch.failures().
+  void filter(const CycleState& state, const NodeBatch& nodes, std::span<Verdict> verdict,
+              ProfileScratch& scratch) const;
+  // preFilter + filter; when preFilter fails every node gets its failure's code.
+  void runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, const NodeBatch& nodes,
+                 std::span<Verdict> verdict, ProfileScratch& scratch) const;
 
-  // preFilter + filter; when preFilter fails every node gets its status and no node is feasible.
+  // filter for records without rows: out[i] receives nodes[i]'s Status. Returns the feasible
+  // nodes in input order (their positions: scratch.feasibleIndex()).
+  NodeSpan filter(const CycleState& state, NodeSpan nodes, std::span<Status> out, ProfileScratch& scratch) const;
+  // preFilter + that filter; when preFilter fails every node gets its status and none is feasible.
   NodeSpan runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
                      std::span<Status> out, ProfileScratch& scratch) const;
 
-  // filter() for nodes that have rows in `columns` (ids[i] is nodes[i]'s id, the rows describe
-  // the same version of them), as a byte per node: verdict[i] is kColumnPass, or a failure code
-  // (>= kColumnFailed) whose Status is scratch.failures().status(verdict[i]) — the same verdicts
-  // filter() gives. The plugins' column filters prove most verdicts from the rows; filter() runs
-  // only over the nodes left. Returns false, deciding nothing, when a filtering plugin has no
-  // column filter or declines the pod, or the run has more distinct failures than codes.
-  bool filterCodes(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids, const NodeColumns& columns,
-                   std::span<uint8_t> verdict, ProfileScratch& scratch) const;
-  // preFilter + filterCodes; when preFilter fails every node gets its failure's code.
-  bool runFilterCodes(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                      std::span<const uint32_t> ids, const NodeColumns& columns, std::span<uint8_t> verdict,
-                      ProfileScratch& scratch) const;
-  // filter() through filterCodes when it can: the same statuses and feasible nodes.
-  NodeSpan filterColumns(const CycleState& state, NodeSpan nodes, std::span<const uint32_t> ids,
-                         const NodeColumns& columns, std::span<Status> out, ProfileScratch& scratch) const;
-  // preFilter + filterColumns, as runFilter.
-  NodeSpan runFilterColumns(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                            std::span<const uint32_t> ids, const NodeColumns& columns, std::span<Status> out,
-                            ProfileScratch& scratch) const;
-  // True when every filtering plugin has a column filter (filterCodes can avoid filter()).
-  bool hasColumnFilters() const { return columnFilters_; }
-
   // Weighted sum of the scoring plugins' 0..100 scores for each node of `nodes` (normally the
   // feasible ones). Higher is better; the result has nodes.size() entries.
-  std::span<const int64_t> scoreTotals(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
+  std::span<const int64_t> scoreTotals(CycleState& state, const ClusterState& cluster, const NodeBatch& nodes,
                                        ProfileScratch& scratch) const;
 
-  // scoreTotals for nodes with rows in `columns` (ids[i] is nodes[i]'s id): the same totals,
-  // with each plugin that has a column scorer reading the rows.
-  std::span<const int64_t> scoreTotalsColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                                              std::span<const uint32_t> ids, const NodeColumns& columns,
-                                              ProfileScratch& scratch) const;
-  // extenderScores through scoreTotalsColumns.
-  void extenderScoresColumns(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                             std::span<const uint32_t> ids, const NodeColumns& columns, std::span<int32_t> out,
-                             ProfileScratch& scratch) const;
-
   // scoreTotals mapped to the wire range; out.size() == nodes.size().
-  void extenderScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes, std::span<int32_t> out,
+  void extenderScores(CycleState& state, const ClusterState& cluster, const NodeBatch& nodes, std::span<int32_t> out,
                       ProfileScratch& scratch) const;
 
   // Maps totals to 0..kMaxExtenderScore by min–max over the given nodes: the best nodes (equal
@@ -134,18 +115,9 @@ class Profile {
   bool selectGpus(const CycleState& state, const NodeInfo& node, GpuAssignment& out) const;
 
  private:
-  // preFilter for runFilter*: false after writing its rejection into every entry of `out`.
-  bool admit(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, std::span<Status> out,
-             ProfileScratch& scratch) const;
-  // scoreTotals; with `columns`, plugins that have a column scorer read the rows instead.
-  std::span<const int64_t> sumScores(CycleState& state, const ClusterState& cluster, NodeSpan nodes,
-                                     std::span<const uint32_t> ids, const NodeColumns* columns,
-                                     ProfileScratch& scratch) const;
-
   std::string name_;
   GpuResourceConfig gpuResources_;
   std::vector<Entry> plugins_;
-  bool columnFilters_ = false;
   bool narrowTotals_ = false;  // every weighted total fits 32 bits
 };
 

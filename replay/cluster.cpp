@@ -4,6 +4,7 @@
 #include <cassert>
 #include <numeric>
 
+#include "plugins/interpretation.h"
 #include "plugins/policies/policy_common.h"
 
 namespace fleetsched::replay {
@@ -31,7 +32,12 @@ Cluster::Cluster(const std::vector<NodeRow>& rows, std::vector<std::string> name
     n.scalars[0] = {kGpuResource, r.gpuCount, 0};
     capacityMilli_ += int64_t{r.gpuCount} * plugins::kMilliPerGpu;
   }
-  for (const auto& n : nodes_) ptrs_.push_back(&n);
+  rows_.reset(0, plugins::GpuResourceConfig{});
+  for (const auto& n : nodes_) {
+    ptrs_.push_back(&n);
+    ids_.push_back(n.id);
+    rows_.set(n.id, n);
+  }
   std::vector<uint32_t> order(nodes_.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return names_[a] < names_[b]; });
@@ -53,6 +59,7 @@ void Cluster::reserve(uint32_t id, const plugins::PodInfo& pod, const plugins::G
     usedMilli_ += gpus.milliEach;
   }
   n.gpuPodShapes |= plugins::policies::gpuPodShapeBit(pod);
+  rows_.set(id, n);
 }
 
 int64_t Cluster::gpusTouched() const {

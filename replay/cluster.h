@@ -1,6 +1,7 @@
 // The simulated cluster of a replay: one plugins::NodeInfo per trace node, kept exactly as the
 // cache keeps live nodes (CPU, memory, pod count, per-GPU used milli, GPU pod shapes), plus the
-// node-name order the tie-break uses. Reserve charges a placed pod; nothing is ever released
+// node-name order the tie-break uses, and a row per node (plugins/node_columns.h) for the default
+// GPU resource, kept with the records. Reserve charges a placed pod; nothing is ever released
 // (trace pods never finish in the published evaluation).
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "plugins/framework.h"
+#include "plugins/node_columns.h"
 #include "replay/trace.h"
 
 namespace fleetsched::replay {
@@ -29,6 +31,8 @@ class Cluster final : public plugins::ClusterState {
   size_t size() const { return nodes_.size(); }
   const plugins::NodeInfo& node(uint32_t id) const { return nodes_[id]; }
   plugins::NodeSpan nodes() const { return ptrs_; }
+  // Every node with its row (row id = node id).
+  plugins::NodeBatch batch() const { return {ptrs_, ids_, &rows_}; }
   // Position of the node's name in ascending name order (the published tie-break).
   uint32_t nameRank(uint32_t id) const { return rank_[id]; }
 
@@ -47,6 +51,8 @@ class Cluster final : public plugins::ClusterState {
   std::vector<std::string> models_;
   std::vector<plugins::NodeInfo> nodes_;
   std::vector<const plugins::NodeInfo*> ptrs_;
+  std::vector<uint32_t> ids_;
+  plugins::NodeColumns rows_;
   std::vector<uint32_t> rank_;
   int64_t capacityMilli_ = 0;
   int64_t usedMilli_ = 0;

@@ -41,11 +41,13 @@ Pipeline::Pipeline(const plugins::Profile& profile) : fit_(fitProfile()), profil
 
 Decision Pipeline::decide(const codec::Pod& pod, const Cluster& cluster) {
   Decision d;
-  const plugins::NodeSpan all = cluster.nodes();
+  const plugins::NodeBatch all = cluster.batch();
   verdicts_.resize(all.size());
-  const plugins::NodeSpan fits = fit_.runFilter(pod, fitState_, cluster, all, verdicts_, fitScratch_);
-  const plugins::NodeSpan feasible =
-      profile_->runFilter(pod, state_, cluster, fits, std::span(verdicts_).first(fits.size()), scratch_);
+  fit_.runFilter(pod, fitState_, cluster, all, verdicts_, fitScratch_);
+  const plugins::NodeBatch fits = fitScratch_.feasible(all, verdicts_);
+  const std::span<plugins::Verdict> verdicts = std::span(verdicts_).first(fits.size());
+  profile_->runFilter(pod, state_, cluster, fits, verdicts, scratch_);
+  const plugins::NodeBatch feasible = scratch_.feasible(fits, verdicts);
   d.pod = state_.pod;
   if (feasible.empty()) return d;
   const auto totals = profile_->scoreTotals(state_, cluster, feasible, scratch_);

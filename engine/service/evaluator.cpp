@@ -158,88 +158,39 @@ void Evaluator::resolveNames(const cache::Snapshot& snap) {
   }
 }
 
-const plugins::NodeColumns* Evaluator::columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap) {
-  if (!profile.hasColumnFilters()) return nullptr;
-  const plugins::GpuResourceConfig& resources = profile.gpuResources();
-  if (columns_.version == 0 || columns_.resources().resourceNames != resources.resourceNames) {
-    columns_.reset(snap.idLimit(), resources);
-    columnStamps_.clear();
-  }
-  if (columns_.version != snap.version() || columns_.version == 0) {
-    // Only the chunks published since the rows were last refreshed: under pod churn every verb
-    // sees a new version, usually with a few chunks changed (a bound pod republishes one), and
-    // a pass over all 5,000 records per version would be paid again by each verb.
-    const uint32_t chunks = snap.chunkCount();
-    columnStamps_.resize(chunks, 0);
-    for (uint32_t c = 0; c < chunks; ++c) {
-      const uint64_t stamp = snap.chunkStamp(c);
-      if (columnStamps_[c] == stamp) continue;
-      columns_.clear(c * cache::kChunkSize, (c + 1) * cache::kChunkSize);
-      snap.forEachNodeInChunk(c, [&](const plugins::NodeInfo& n) { columns_.set(n); });
-      columnStamps_[c] = stamp;
-    }
-    columns_.version = snap.version();
-  }
-  return &columns_;
+plugins::NodeBatch Evaluator::runFilter(const plugins::Profile& profile, const cache::Snapshot& snap) {
+  // NodeNames: the snapshot's rows by node id; full Nodes: rows built for the request's records.
+  const plugins::NodeBatch batch = args_.mode() == codec::NodesMode::NodeNames
+                                       ? plugins::NodeBatch{nodes_, nodeIds_, &rows_.refresh(snap, profile.gpuResources())}
+                                       : scratch_.batch(nodes_, profile.gpuResources());
+  verdict_.resize(nodes_.size());
+  profile.runFilter(args_.pod, state_, snap, batch, verdict_, scratch_);
+  return batch;
 }
 
-plugins::NodeSpan Evaluator::runFilter(const plugins::Profile& profile, const cache::Snapshot& snap) {
-  statuses_.resize(nodes_.size());  // runFilter writes every entry
-  if (args_.mode() == codec::NodesMode::NodeNames) {
-    if (const plugins::NodeColumns* columns = columnsFor(profile, snap)) {
-      return profile.runFilterColumns(args_.pod, state_, snap, nodes_, nodeIds_, *columns, statuses_, scratch_);
-    }
-  }
-  return profile.runFilter(args_.pod, state_, snap, nodes_, statuses_, scratch_);
+bool Evaluator::nominatedRetry(size_t i) const {
+  const plugins::Verdict v = verdict_[i];
+  return v != plugins::kPass && scratch_.failures().status(v).code == plugins::Code::Unschedulable &&
+         !args_.pod.nominatedNodeName.empty() && nodes_[i]->name == args_.pod.nominatedNodeName;
 }
 
-void Evaluator::filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap) {
-  const size_t n = nodes_.size();
-  verdict_.resize(n);
-  const std::span<uint8_t> verdict(verdict_);
-  const plugins::NodeColumns* columns = columnsFor(profile, snap);
-  if (columns != nullptr &&
-      profile.runFilterCodes(args_.pod, state_, snap, nodes_, nodeIds_, *columns, verdict, scratch_)) {
-    failures_ = &scratch_.failures();
-  } else {
-    // A pod the rows cannot judge (e.g. a MIG profile): the plugins' Filter, then its statuses
-    // as codes.
-    runFilter(profile, snap);
-    statusCodes_.clear();
-    for (size_t i = 0; i < n; ++i) {
-      const plugins::Status& s = statuses_[i];
-      verdict[i] = s.ok() ? uint8_t{plugins::kColumnPass} : statusCodes_.code(s);
-      if (verdict[i] == plugins::kColumnUndecided) {  // more distinct reasons than codes
-        wideCodes();
-        return;
-      }
-    }
-    failures_ = &statusCodes_;
-  }
-  gatherPassed(verdict, [&](uint8_t v) {
-    return v >= plugins::kColumnFailed && failures_->status(v).code == plugins::Code::Unschedulable;
-  });
-}
-
-template <class Code, class Unschedulable>
-void Evaluator::gatherPassed(std::span<Code> verdict, Unschedulable unschedulable) {
+void Evaluator::gatherPassed() {
   // Kept nodes in the request's order, gathered without a branch per node.
-  const size_t n = verdict.size();
+  const size_t n = verdict_.size();
   passedIds_.resize(n + 1);
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     passedIds_[kept] = nodeIds_[i];
-    kept += verdict[i] == plugins::kColumnPass;
+    kept += verdict_[i] == plugins::kPass;
   }
   // A preemptor is retried on its nominated node as soon as kube-scheduler's informer has seen
   // the victims go; fleetsched's watch may be milliseconds behind. Rejecting the node then for
   // "not enough free" makes kube-scheduler preempt again elsewhere (async preemption, victims
   // without grace period), so trust it for that node; the binder re-checks before binding.
-  const std::string_view nominated = args_.pod.nominatedNodeName;
-  if (!nominated.empty()) {
+  if (!args_.pod.nominatedNodeName.empty()) {
     for (size_t i = 0; i < n; ++i) {
-      if (unschedulable(verdict[i]) && nodes_[i]->name == nominated) {
-        verdict[i] = plugins::kColumnPass;
+      if (nominatedRetry(i)) {
+        verdict_[i] = plugins::kPass;
         passedIds_[kept++] = nodeIds_[i];
       }
     }
@@ -247,39 +198,12 @@ void Evaluator::gatherPassed(std::span<Code> verdict, Unschedulable unschedulabl
   passedIds_.resize(kept);
 }
 
-void Evaluator::wideCodes() {
-  const size_t n = nodes_.size();
-  wideVerdict_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    wideVerdict_[i] = statuses_[i].ok() ? uint32_t{plugins::kColumnPass} : plugins::kColumnFailed + i;
-  }
-  failures_ = nullptr;
-  gatherPassed(std::span(wideVerdict_), [&](uint32_t v) {
-    return v >= plugins::kColumnFailed && statuses_[v - plugins::kColumnFailed].code == plugins::Code::Unschedulable;
-  });
-}
-
 void Evaluator::encodeNodeNamesFilter(codec::Buffer& out) {
-  const size_t n = nodes_.size();
-  if (failures_ != nullptr) {
-    reasons_.assign(plugins::kColumnFailed + failures_->size(), codec::FilterReason{});
-    for (size_t k = 0; k < failures_->size(); ++k) {
-      const auto code = static_cast<uint8_t>(plugins::kColumnFailed + k);
-      reasons_[code] = reasonOf(failures_->status(code));
-    }
-    codec::encodeNodeNamesFilter(
-        names_, codec::NodeNamesVerdicts<uint8_t>{nodeIds_, std::span(verdict_).first(n), reasons_, passedIds_, unknown_,
-                                                  kUnknownNode},
-        out);
-    return;
-  }
-  reasons_.assign(plugins::kColumnFailed + n, codec::FilterReason{});
-  for (uint32_t i = 0; i < n; ++i) {
-    if (!statuses_[i].ok()) reasons_[plugins::kColumnFailed + i] = reasonOf(statuses_[i]);
-  }
+  const plugins::FailureCodes& failures = scratch_.failures();
+  reasons_.assign(failures.size() + 1, codec::FilterReason{});  // code kPass: no reason
+  for (plugins::Verdict code = 1; code <= failures.size(); ++code) reasons_[code] = reasonOf(failures.status(code));
   codec::encodeNodeNamesFilter(
-      names_, codec::NodeNamesVerdicts<uint32_t>{nodeIds_, wideVerdict_, reasons_, passedIds_, unknown_, kUnknownNode},
-      out);
+      names_, codec::NodeNamesVerdicts<uint32_t>{nodeIds_, verdict_, reasons_, passedIds_, unknown_, kUnknownNode}, out);
 }
 
 void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -289,14 +213,14 @@ void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   std::unique_lock<std::mutex> plugins = lockPlugins();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
+  runFilter(profile, snap);
   if (args_.mode() == codec::NodesMode::NodeNames) {
-    filterByCodes(profile, snap);
+    gatherPassed();
     const uint64_t decided = uv_hrtime();
     encodeNodeNamesFilter(req.response);
     stamp(t0, parsed, decided);
     return;
   }
-  runFilter(profile, snap);
 
   codec::FilterResult& r = filterResult_;
   r.nodesRaw.clear();
@@ -304,15 +228,17 @@ void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   r.failedAndUnresolvableNodes.clear();
   r.error = {};
   auto pass = [&](size_t i) { r.nodesRaw.push_back(args_.nodes[inputIndex_[i]].raw); };
-  for (uint32_t i : scratch_.feasibleIndex()) pass(i);
-  const std::string_view nominated = args_.pod.nominatedNodeName;  // see gatherPassed
-  for (uint32_t i = 0; i < statuses_.size(); ++i) {
-    const plugins::Status& s = statuses_[i];
-    if (s.ok()) continue;
-    if (s.code == plugins::Code::Unschedulable && !nominated.empty() && nodes_[i]->name == nominated) {
+  for (uint32_t i = 0; i < verdict_.size(); ++i) {
+    if (verdict_[i] == plugins::kPass) pass(i);
+  }
+  for (uint32_t i = 0; i < verdict_.size(); ++i) {
+    if (verdict_[i] == plugins::kPass) continue;
+    if (nominatedRetry(i)) {  // see gatherPassed
+      verdict_[i] = plugins::kPass;
       pass(i);
       continue;
     }
+    const plugins::Status& s = scratch_.failures().status(verdict_[i]);
     codec::FailedNode f{nodes_[i]->name, s.reason};
     if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
       r.failedAndUnresolvableNodes.push_back(f);
@@ -337,27 +263,11 @@ void Evaluator::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0 (and is not listed).
-  const plugins::NodeSpan kept = runFilter(profile, snap);
-  // extenderScores reuses the scratch, so keep the feasible nodes and positions first.
+  const plugins::NodeBatch all = runFilter(profile, snap);
+  const plugins::NodeBatch feasible = scratch_.feasible(all, verdict_);
   inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
-  feasibleNodes_.assign(kept.begin(), kept.end());
-  const plugins::NodeSpan feasible = feasibleNodes_;
-  feasibleScores_.clear();
-  std::span<const uint32_t> feasibleIds;
-  if (names) {
-    feasibleIds_.resize(inputIndexFeasible_.size());
-    for (size_t k = 0; k < inputIndexFeasible_.size(); ++k) feasibleIds_[k] = nodeIds_[inputIndexFeasible_[k]];
-    feasibleIds = feasibleIds_;
-  }
-  if (!feasible.empty()) {
-    feasibleScores_.assign(feasible.size(), 0);
-    const plugins::NodeColumns* columns = names ? columnsFor(profile, snap) : nullptr;
-    if (columns != nullptr) {
-      profile.extenderScoresColumns(state_, snap, feasible, feasibleIds, *columns, feasibleScores_, scratch_);
-    } else {
-      profile.extenderScores(state_, snap, feasible, feasibleScores_, scratch_);
-    }
-  }
+  feasibleScores_.assign(feasible.size(), 0);
+  if (!feasible.empty()) profile.extenderScores(state_, snap, feasible, feasibleScores_, scratch_);
   // Only nodes that score above 0 are listed: kube-scheduler adds each listed score × weight to
   // its node's total and nothing for an unlisted node, so the totals are the same, and a reply
   // it decodes (and allocates for) per node is shorter by every node a pod cannot use well, and
@@ -397,18 +307,6 @@ void Evaluator::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
   stamp(t0, parsed, decided);
 }
 
-uint16_t Evaluator::explainCode(const plugins::Status& s) {
-  auto [it, added] = explainIndex_.try_emplace(s.reason, static_cast<uint16_t>(explainStatuses_.size()));
-  if (added) {
-    if (explainStatuses_.size() == DecisionLog::kPass) {  // 65,534 distinct reasons: share the last
-      explainIndex_.erase(it);
-      return static_cast<uint16_t>(explainStatuses_.size() - 1);
-    }
-    explainStatuses_.push_back(s);
-  }
-  return it->second;
-}
-
 void Evaluator::recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out) {
   out.unknown.assign(unknown_.begin(), unknown_.end());
   if (args_.mode() == codec::NodesMode::NodeNames) {
@@ -437,27 +335,15 @@ void Evaluator::explainFilter(const cache::Snapshot& snap, DecisionLog* decision
   explainStatuses_.clear();
   uint32_t kept = 0;
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
-  if (names && failures_ != nullptr) {
-    // The verdict bytes already number the distinct failures.
-    for (size_t k = 0; k < failures_->size(); ++k) {
-      explainStatuses_.push_back(failures_->status(static_cast<uint8_t>(plugins::kColumnFailed + k)));
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t v = verdict_[i];
-      explainCodes_[i] = v == plugins::kColumnPass ? DecisionLog::kPass : static_cast<uint16_t>(v - plugins::kColumnFailed);
-    }
-    kept = static_cast<uint32_t>(passedIds_.size());
-  } else {
-    explainIndex_.clear();
-    const std::string_view nominated = args_.pod.nominatedNodeName;  // kept as the reply keeps it
-    for (size_t i = 0; i < n; ++i) {
-      const plugins::Status& s = statuses_[i];
-      const bool pass = names ? wideVerdict_[i] == plugins::kColumnPass
-                              : s.ok() || (s.code == plugins::Code::Unschedulable && !nominated.empty() &&
-                                           nodes_[i]->name == nominated);
-      explainCodes_[i] = pass ? DecisionLog::kPass : explainCode(s);
-      kept += pass;
-    }
+  // The verdicts already number the distinct failures (past DecisionLog's codes, the last one
+  // stands for the rest). Verdicts of retried nominated nodes were turned into passes.
+  const plugins::FailureCodes& failures = scratch_.failures();
+  const auto codes = static_cast<plugins::Verdict>(std::min<size_t>(failures.size(), DecisionLog::kPass));
+  for (plugins::Verdict code = 1; code <= codes; ++code) explainStatuses_.push_back(failures.status(code));
+  for (size_t i = 0; i < n; ++i) {
+    const plugins::Verdict v = verdict_[i];
+    explainCodes_[i] = v == plugins::kPass ? DecisionLog::kPass : static_cast<uint16_t>(std::min(v, codes) - 1);
+    kept += v == plugins::kPass;
   }
 
   if (decisions != nullptr) {
@@ -491,7 +377,7 @@ void Evaluator::explainFilter(const cache::Snapshot& snap, DecisionLog* decision
     std::vector<uint32_t> order;
     for (uint32_t k = 0; k < counts.size(); ++k) order.push_back(k);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
-    explainText_ = "{";
+    explainText_.assign(1, '{');  // not = "{": GCC 12's -Wrestrict misfires on it here
     for (uint32_t k : order) {
       if (counts[k] == 0) continue;
       if (explainText_.size() > 1) explainText_ += ',';
@@ -543,7 +429,7 @@ void Evaluator::explainPrioritize(const cache::Snapshot& snap, DecisionLog* deci
                         return feasibleScores_[a] != feasibleScores_[b] ? feasibleScores_[a] > feasibleScores_[b]
                                                                         : a < b;
                       });
-    explainText_ = "{";
+    explainText_.assign(1, '{');  // not = "{": GCC 12's -Wrestrict misfires on it here
     for (size_t t = 0; t < top; ++t) {
       if (t > 0) explainText_ += ',';
       log::appendJsonString(explainText_, nodes_[inputIndexFeasible_[order[t]]]->name);

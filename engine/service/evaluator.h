@@ -1,6 +1,6 @@
 // Evaluator: decodes, decides and encodes one filter or prioritize request against a cache
 // snapshot, with all the scratch that takes (the decoder and its full-Nodes memo, the request's
-// node records, CycleState, the profile's scratch, the NodeNames name table and column rows),
+// node records, CycleState, the profile's scratch, the NodeNames name table and node rows),
 // kept for the next request.
 //
 // It reads the immutable plugins::Config and the snapshot it is given, and writes only itself
@@ -17,11 +17,11 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cache/cache.h"
 #include "cache/node_builder.h"
+#include "cache/snapshot_rows.h"
 #include "codec/decoder.h"
 #include "codec/encoder.h"
 #include "codec/extender.h"
@@ -81,27 +81,18 @@ class Evaluator {
   void refreshNames(const cache::Snapshot& snap);
   // NodeNames mode: resolves args_.nodeNames through names_ into the own* vectors.
   void resolveNames(const cache::Snapshot& snap);
-  // NodeNames mode: `snap`'s rows for the profile's column filters (rebuilt when the snapshot
-  // version moved on), or nullptr when the profile cannot use them.
-  const plugins::NodeColumns* columnsFor(const plugins::Profile& profile, const cache::Snapshot& snap);
-  // runFilter over nodes_, through the rows in NodeNames mode.
-  plugins::NodeSpan runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
-  // NodeNames filter: a verdict byte per node into verdict_ (failure codes in *failures_), the
-  // kept nodes' ids into passedIds_ (reply order). When the run has more distinct failures than
-  // codes, wideCodes() instead (failures_ null).
-  void filterByCodes(const plugins::Profile& profile, const cache::Snapshot& snap);
-  // A verdict per node into wideVerdict_ from runFilter's statuses_: kColumnFailed + i for a
-  // node i that fails; passedIds_ as filterByCodes fills it.
-  void wideCodes();
-  // passedIds_ from `verdict` (kColumnPass: kept), with a preemptor's nominated node kept when
-  // `unschedulable(its verdict)`.
-  template <class Code, class Unschedulable>
-  void gatherPassed(std::span<Code> verdict, Unschedulable unschedulable);
+  // runFilter over nodes_ into verdict_ (failures in scratch_.failures()); returns the batch it
+  // judged: the snapshot's rows in NodeNames mode, rows built for the request's nodes otherwise.
+  plugins::NodeBatch runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
+  // Node i failed only for want of free capacity and is the pod's nominated node (see gatherPassed).
+  bool nominatedRetry(size_t i) const;
+  // NodeNames filter: the kept nodes' ids into passedIds_ (reply order), nominated retries
+  // turned into passes in verdict_.
+  void gatherPassed();
   // NodeNames mode: the filter reply from names_ and the verdicts (codec::encodeNodeNamesFilter).
   void encodeNodeNamesFilter(codec::Buffer& out);
   // Records by cache id in NodeNames mode, by position in full-Nodes mode.
   void recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out);
-  uint16_t explainCode(const plugins::Status& s);
 
   const plugins::Config& config_;
   std::mutex* pluginsMutex_ = nullptr;
@@ -123,24 +114,15 @@ class Evaluator {
   std::vector<uint32_t> listIds_;  // NodeNames: an id or kNoNode per listed name
   // NodeNames mode: names by node set (lookup, ranks, encoded names).
   codec::NodeNameTable names_;
-  // What the column filters read, refreshed per snapshot version chunk by chunk (engine-side,
-  // like names_).
-  plugins::NodeColumns columns_;
-  std::vector<uint64_t> columnStamps_;  // per chunk: the stamp its rows in columns_ come from
+  cache::SnapshotRows rows_;  // the rows of the snapshot's nodes, for NodeNames mode
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
-  std::vector<uint8_t> verdict_;       // NodeNames filter: per position, pass or failure code
-  std::vector<uint32_t> wideVerdict_;  // the same when there are more failures than codes
-  const plugins::FailureCodes* failures_ = nullptr;  // what verdict_'s codes stand for
-  plugins::FailureCodes statusCodes_;  // codes of runFilter's statuses, when the rows were not used
+  std::vector<plugins::Verdict> verdict_;  // filter: per position, kPass or a failure code
   std::vector<codec::FilterReason> reasons_;  // what each verdict code means on the wire
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
-  std::vector<plugins::Status> statuses_;
   std::vector<uint32_t> listedIds_;  // prioritize, NodeNames: the listed entries' ids
   std::vector<int32_t> kept_;        // prioritize, NodeNames: the listed entries' scores
   std::vector<uint32_t> inputIndexFeasible_;
-  std::vector<const plugins::NodeInfo*> feasibleNodes_;
   std::vector<int32_t> feasibleScores_;
-  std::vector<uint32_t> feasibleIds_;
   cache::NodeBuilder builder_;
   plugins::CycleState state_;
   plugins::ProfileScratch scratch_;
@@ -150,7 +132,6 @@ class Evaluator {
   uint64_t nameTableVersion_ = 0;
   std::vector<uint16_t> explainCodes_;
   std::vector<plugins::Status> explainStatuses_;
-  std::unordered_map<std::string_view, uint16_t> explainIndex_;
   std::vector<int16_t> explainScores_;
   std::string explainText_;
 };

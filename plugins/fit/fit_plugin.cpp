@@ -1,6 +1,7 @@
 #include "plugins/fit/fit_plugin.h"
 
 #include "plugins/args_reader.h"
+#include "plugins/node_columns.h"
 
 namespace fleetsched::plugins::fit {
 namespace {
@@ -10,18 +11,20 @@ class FitPlugin final : public Plugin {
   std::string_view name() const override { return kName; }
   bool filters() const override { return true; }
 
-  void filter(const CycleState& state, int, NodeSpan nodes, std::span<Status> out) const override {
+  void filter(const CycleState& state, int, const NodeBatch& nodes, std::span<Verdict> verdict,
+              FailureCodes& failures) const override {
     const int64_t cpu = state.pod.milliCpu, mem = state.pod.memory;
     for (size_t i = 0; i < nodes.size(); ++i) {
+      if (verdict[i] != kPass) continue;
       const NodeInfo& n = *nodes[i];
       if (n.allocPods > 0 && n.usedPods + 1 > n.allocPods) {
-        out[i] = {Code::Unschedulable, "Too many pods"};
+        verdict[i] = failures.code({Code::Unschedulable, "Too many pods"});
       } else if (cpu > 0 && n.usedMilliCpu + cpu > n.allocMilliCpu) {
-        out[i] = {cpu > n.allocMilliCpu ? Code::UnschedulableAndUnresolvable : Code::Unschedulable,
-                  "Insufficient cpu"};
+        verdict[i] = failures.code({cpu > n.allocMilliCpu ? Code::UnschedulableAndUnresolvable : Code::Unschedulable,
+                                    "Insufficient cpu"});
       } else if (mem > 0 && n.usedMemory + mem > n.allocMemory) {
-        out[i] = {mem > n.allocMemory ? Code::UnschedulableAndUnresolvable : Code::Unschedulable,
-                  "Insufficient memory"};
+        verdict[i] = failures.code({mem > n.allocMemory ? Code::UnschedulableAndUnresolvable : Code::Unschedulable,
+                                    "Insufficient memory"});
       }
     }
   }

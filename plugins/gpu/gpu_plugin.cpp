@@ -21,7 +21,7 @@ constexpr Status kBadMinMemory{Code::UnschedulableAndUnresolvable,
 constexpr Status kBadPolicy{Code::UnschedulableAndUnresolvable,
                             "invalid annotation fleetsched.io/gpu-policy: want binpack or spread"};
 
-// Bounds under which scoreColumns' 32-bit arithmetic cannot overflow: memory × 100 and
+// Bounds under which score's 32-bit arithmetic cannot overflow: memory × 100 and
 // (used + demand) × 100 stay below 2^31.
 constexpr int64_t kNarrowMemoryMiB = 20'000'000;
 constexpr int64_t kNarrowPodMilli = 20'000'000;
@@ -50,21 +50,23 @@ struct GpuCycle final : PluginState {
   int64_t minMemoryMiB = 0;
   int32_t maxMemoryMiB = 0;  // over the scored nodes (PreScore)
   ReasonCache reasons;
-  // filterColumns' verdicts, valid while codesEpoch is the FailureCodes' epoch (0: none yet).
-  // Per node shape (NodeColumns::Row::shape): kColumnPass when the node-only checks pass, a
-  // failure code or kColumnUndecided when they decide, kShapeUnknown until first seen. Per
-  // (free GPUs, GPU count): the code of "not enough free" (0: not taken yet).
-  static constexpr uint16_t kShapeUnknown = 0xFFFF;
+  // filter's memo of codes, valid while codesEpoch is the FailureCodes' epoch (0: none yet).
+  // Per node shape (NodeColumns::Row::shape): the node-only checks' verdict (or kByScalar),
+  // kShapeUnknown until first decided. Per (free GPUs, GPU count): the code of "not enough
+  // free", kNotFreeUnknown until first needed.
+  static constexpr Verdict kShapeUnknown = ~Verdict{0};
+  static constexpr Verdict kByScalar = kShapeUnknown - 1;  // see shapeCode
+  static constexpr Verdict kNotFreeUnknown = ~Verdict{0};
   static constexpr size_t kCounts = kMaxGpusPerNode + 1;
   uint64_t codesEpoch = 0;
-  std::vector<uint16_t> shapeVerdict;
-  std::array<uint8_t, kCounts * kCounts> notFreeCode{};
+  std::vector<Verdict> shapeVerdict;
+  std::array<Verdict, kCounts * kCounts> notFreeCode{};
 
   void useCodes(const FailureCodes& failures, size_t shapes) {
     if (codesEpoch == failures.epoch() && shapeVerdict.size() == shapes) return;
     codesEpoch = failures.epoch();
     shapeVerdict.assign(shapes, kShapeUnknown);
-    notFreeCode.fill(0);
+    notFreeCode.fill(kNotFreeUnknown);
   }
 
   void reset() {
@@ -96,7 +98,7 @@ struct GpuCycle final : PluginState {
   }
 };
 
-class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
+class GpuPlugin final : public Plugin {
  public:
   explicit GpuPlugin(Args args) : args_(std::move(args)), primary_(args_.resources.primary()) {}
 
@@ -151,197 +153,119 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     return {};
   }
 
-  void filter(const CycleState& state, int index, NodeSpan nodes, std::span<Status> out) const override {
+  // The node-only checks (GPU resource, model, memory, count) are decided once per row shape
+  // where the shape fixes their inputs, from the first node of the shape; free GPUs per node
+  // from the rows, with selects instead of branches where which nodes pass is data. The record
+  // is read for what the rows do not hold: the scalar of a pod's non-primary resource (MIG
+  // profiles), unknown model ids, and a reason naming the allocatable count.
+  void filter(const CycleState& state, int index, const NodeBatch& nodes, std::span<Verdict> verdict,
+              FailureCodes& failures) const override {
     const PodInfo& pod = state.pod;
     if (!pod.wantsGpu()) return;
     auto& c = *static_cast<GpuCycle*>(state.slot(index));
-    const bool checkModel = c.constrainsModel();
+    if (!c.perGpu) {  // no per-GPU ledger for this pod's resource: its scalar, from the record
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (verdict[i] == kPass) verdict[i] = byScalar(state, c, *nodes[i], failures);
+      }
+      return;
+    }
+    const NodeColumns& rows = nodes.rows();
+    c.useCodes(failures, rows.shapeCount());
     const int32_t need = pod.gpuCount;
     const int32_t milli = pod.gpuMilli;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& n = *nodes[i];
-      int64_t total;
-      const ScalarResource* sc = nullptr;
-      // Per-GPU accounting when the node has it; otherwise the resource count (a node builder
-      // that fills only the scalar, or a non-primary resource such as a MIG profile).
-      const bool perGpu = c.perGpu && n.gpuCount > 0;
-      if (perGpu) {
-        total = n.gpuCount;
-      } else {
-        sc = n.scalar(pod.gpuResource);
-        total = sc != nullptr ? sc->allocatable : 0;
-      }
-      if (total <= 0) {
-        out[i] = {Code::UnschedulableAndUnresolvable, noGpuReason(state, c, pod)};
-        continue;
-      }
-      if (checkModel && !modelOk(c, n)) {
-        out[i] = {Code::UnschedulableAndUnresolvable, modelReason(state, c, n.gpuModel, n.gpuModelName)};
-        continue;
-      }
-      if (c.minMemoryMiB > 0 && n.gpuMemoryMiB < c.minMemoryMiB) {
-        out[i] = {Code::UnschedulableAndUnresolvable, memoryReason(state, c, n.gpuMemoryMiB)};
-        continue;
-      }
-      if (need > total) {
-        out[i] = {Code::UnschedulableAndUnresolvable, tooFewReason(state, c, pod, total)};
-        continue;
-      }
-      int64_t free;
-      if (perGpu) {
-        free = 0;
-        for (int g = 0; g < n.gpuCount; ++g) free += (kMilliPerGpu - n.gpuUsedMilli[g]) >= milli;
-        // kube-scheduler charges every pod a whole unit of the resource whatever its share.
-        if (args_.countWholeDevices && free >= need) {
-          if (const ScalarResource* whole = n.scalar(pod.gpuResource)) {
-            const int64_t units = std::max<int64_t>(0, whole->allocatable - whole->used);
-            if (units < need) {
-              out[i] = {Code::Unschedulable, c.reasons.get(kNotFreeUnits, units, whole->allocatable, state, [&] {
-                          return std::to_string(units) + " of " + std::to_string(whole->allocatable) + " " +
-                                 std::string(pod.gpuResource) + " units free as kube-scheduler counts them, pod needs " +
-                                 std::to_string(need);
-                        })};
-              continue;
-            }
+    const bool units = args_.countWholeDevices;
+    // Locals, not members: the calls on the rare paths would make the compiler reload those.
+    const NodeColumns::Row* rowData = rows.data();
+    const uint32_t* ids = nodes.ids.data();
+    const Verdict* shapeVerdict = c.shapeVerdict.data();
+    Verdict* notFreeCode = c.notFreeCode.data();
+    // One loop, compiled for whether the rows count this plugin's primary resource (else the
+    // record has its units) and whether the pod takes whole GPUs.
+    auto judge = [&]<bool kRowUnits, bool kWhole>() {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const Verdict before = verdict[i];
+        const NodeColumns::Row& r = rowData[ids[i]];
+        Verdict byShape = shapeVerdict[r.shape];
+        if (byShape >= GpuCycle::kByScalar) {  // not decided yet, or by the scalar: rare
+          if (byShape == GpuCycle::kShapeUnknown) byShape = shapeCode(state, c, nodes, i, kRowUnits, failures);
+          if (byShape == GpuCycle::kByScalar) {
+            if (before == kPass) verdict[i] = byScalar(state, c, *nodes[i], failures);
+            continue;
           }
         }
-      } else {
-        free = std::max<int64_t>(0, sc->allocatable - sc->used);
+        // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
+        // freest one has room.
+        int32_t freeNow;
+        if constexpr (kWhole) {
+          freeNow = r.freeWhole;
+        } else {
+          freeNow = need == 1 ? int32_t{r.maxFreeMilli >= milli} : freeGpus(*nodes[i], milli);
+        }
+        const bool enough = freeNow >= need;
+        Verdict& notFree = notFreeCode[static_cast<size_t>(freeNow) * GpuCycle::kCounts + r.gpuCount];
+        // Which nodes have enough free or pass the shape's checks is data: masks, not branches
+        // (GCC made the ?: selects branches), and a branch only where a code is still to be made.
+        // With kPass == 0: v = byShape == kPass ? (enough ? kPass : notFree) : byShape.
+        static_assert(kPass == 0);
+        const Verdict byNode = notFree & (static_cast<Verdict>(enough) - 1);
+        Verdict v = byShape | (byNode & (static_cast<Verdict>(byShape != kPass) - 1));
+        if (v == GpuCycle::kNotFreeUnknown) {
+          v = notFree = failures.code({Code::Unschedulable, notFreeReason(state, c, pod, freeNow, r.gpuCount)});
+        }
+        int32_t unitsFree;
+        if constexpr (kRowUnits) {
+          unitsFree = r.unitsFree;
+        } else {
+          unitsFree = unitsOf(*nodes[i], primary_);
+        }
+        // Fewer units free than needed (kNoUnits, -1, compares as the largest unsigned).
+        const bool unitsShort = units & (static_cast<uint32_t>(unitsFree) < static_cast<uint32_t>(need));
+        if (unitsShort && v == kPass) v = failures.code({Code::Unschedulable, unitsReason(state, c, pod, *nodes[i])});
+        verdict[i] = before == kPass ? v : before;
       }
-      if (free < need) out[i] = {Code::Unschedulable, notFreeReason(state, c, pod, free, total)};
+    };
+    const bool rowUnits = rows.primary() == primary_;
+    if (milli >= kMilliPerGpu) {
+      rowUnits ? judge.operator()<true, true>() : judge.operator()<false, true>();
+    } else {
+      rowUnits ? judge.operator()<true, false>() : judge.operator()<false, false>();
     }
   }
 
-  // filter() above from the rows, per-GPU case: the same checks in the same order, with the
-  // same reasons. Left to filter(): nodes without the per-GPU ledger that still have the
-  // resource, unknown model ids, and too few units as kube-scheduler counts them.
-  bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                     std::span<uint8_t> verdict, FailureCodes& failures) const override {
-    const PodInfo& pod = state.pod;
-    if (!pod.wantsGpu()) return true;  // filter() passes every node
-    auto& c = *static_cast<GpuCycle*>(state.slot(index));
-    // Scalar-only resources (MIG profiles) and a table built for another resource: filter().
-    if (!c.perGpu || columns.primary() != primary_) return false;
-    const int32_t need = pod.gpuCount;
-    const int32_t milli = pod.gpuMilli;
-    if (milli < kMilliPerGpu && need != 1) return false;  // derivePodInfo never makes one
-    c.useCodes(failures, columns.shapeCount());
-    const bool whole = milli >= kMilliPerGpu;
-    const bool units = args_.countWholeDevices;
-    const NodeColumns::Row* rows = columns.rows();
-    const uint32_t limit = columns.idLimit();
-    uint16_t* shapeVerdict = c.shapeVerdict.data();
-    // filter()'s checks in its order: those that read only the node's shape are decided once
-    // per shape, the rest (free GPUs, units) per node, with selects instead of branches where
-    // which nodes pass is data.
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const uint8_t before = verdict[i];
-      const uint32_t id = ids[i];
-      if (id >= limit) {
-        if (before == kColumnPass) verdict[i] = kColumnUndecided;
-        continue;
-      }
-      const NodeColumns::Row& r = rows[id];
-      uint16_t byShape = shapeVerdict[r.shape];
-      if (byShape == GpuCycle::kShapeUnknown) byShape = shapeVerdict[r.shape] = decideShape(state, c, columns, r, failures);
-      // GPUs with `milli` free: counted for whole GPUs; a shared pod (need 1) fits when the
-      // freest one has room, and none has when it does not.
-      const int32_t freeNow = whole ? r.freeWhole : int32_t{r.maxFreeMilli >= milli};
-      const bool enough = freeNow >= need;
-      uint8_t& notFree = c.notFreeCode[static_cast<size_t>(freeNow) * GpuCycle::kCounts + r.gpuCount];
-      if (!enough && notFree == 0 && byShape == kColumnPass) {
-        notFree = failures.code({Code::Unschedulable, notFreeReason(state, c, pod, freeNow, r.gpuCount)});
-      }
-      // Too few units as kube-scheduler counts them: its reason names the allocatable count,
-      // which the rows do not hold: filter().
-      const bool unitsShort = units & (r.unitsFree != NodeColumns::kNoUnits) & (r.unitsFree < need);
-      const uint8_t byNode = enough ? (unitsShort ? uint8_t{kColumnUndecided} : uint8_t{kColumnPass}) : notFree;
-      const uint8_t v = byShape == kColumnPass ? byNode : static_cast<uint8_t>(byShape);
-      verdict[i] = before == kColumnPass ? v : before;
-    }
-    return true;
-  }
-
-  void preScore(CycleState& state, const ClusterState&, int index, NodeSpan nodes) const override {
+  void preScore(CycleState& state, const ClusterState&, int index, const NodeBatch& nodes) const override {
     auto& c = *static_cast<GpuCycle*>(state.slot(index));
     int32_t maxMem = 0;
-    for (const NodeInfo* n : nodes) maxMem = std::max(maxMem, n->gpuMemoryMiB);
+    for (size_t i = 0; i < nodes.size(); ++i) maxMem = std::max(maxMem, nodes.row(i).gpuMemoryMiB);
     c.maxMemoryMiB = maxMem;
   }
 
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
     const PodInfo& pod = state.pod;
     const auto& c = *static_cast<const GpuCycle*>(state.slot(index));
     if (!pod.wantsGpu()) {
       if (!args_.steerCpuPods) return;  // neutral: all 0
-      for (size_t i = 0; i < nodes.size(); ++i) out[i] = hasGpu(*nodes[i]) ? 0 : kMaxNodeScore;
-      return;
-    }
-    const int64_t mw = args_.memoryWeight, pw = args_.policyWeight, wsum = mw + pw;
-    const int64_t maxMem = c.maxMemoryMiB;
-    const int64_t podMilli = pod.gpuTotalMilli();
-    const bool spread = c.policy == Policy::Spread;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const NodeInfo& n = *nodes[i];
-      const int64_t mem = maxMem > 0 ? int64_t{n.gpuMemoryMiB} * kMaxNodeScore / maxMem : 0;
-      int64_t used, cap;
-      if (c.perGpu && n.gpuCount > 0) {
-        used = 0;
-        for (int g = 0; g < n.gpuCount; ++g) used += n.gpuUsedMilli[g];
-        cap = int64_t{n.gpuCount} * kMilliPerGpu;
-      } else {
-        const ScalarResource* sc = n.scalar(pod.gpuResource);
-        used = sc != nullptr ? sc->used * kMilliPerGpu : 0;
-        cap = sc != nullptr ? sc->allocatable * kMilliPerGpu : 0;
+      // kHasGpu is the rows' reading of their own GPU resources: the record when they are others.
+      const bool rowsKnow = nodes.rows().resources().resourceNames == args_.resources.resourceNames;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const bool gpu = rowsKnow ? (nodes.row(i).flags & NodeColumns::kHasGpu) != 0 : hasGpu(*nodes[i]);
+        out[i] = gpu ? 0 : kMaxNodeScore;
       }
-      // Share of the node's GPUs in use once the pod is placed: binpack fills busy nodes first,
-      // spread keeps the most headroom.
-      int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
-      if (spread && cap > 0) util = kMaxNodeScore - util;
-      out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);
-    }
-  }
-
-  bool preScoreColumns(CycleState& state, const ClusterState&, int index, const NodeColumns& columns,
-                       std::span<const uint32_t> ids, NodeSpan) const override {
-    // CPU pods are steered by kHasGpu, which the rows hold for the profile's GPU resources.
-    if (!state.pod.wantsGpu() && args_.steerCpuPods &&
-        columns.resources().resourceNames != args_.resources.resourceNames) {
-      return false;
-    }
-    auto& c = *static_cast<GpuCycle*>(state.slot(index));
-    const NodeColumns::Row* rows = columns.rows();
-    int32_t maxMem = 0;
-    for (uint32_t id : ids) maxMem = std::max(maxMem, rows[id].gpuMemoryMiB);
-    c.maxMemoryMiB = maxMem;
-    return true;
-  }
-
-  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                    NodeSpan nodes, std::span<int32_t> out) const override {
-    const PodInfo& pod = state.pod;
-    const auto& c = *static_cast<const GpuCycle*>(state.slot(index));
-    const NodeColumns::Row* rows = columns.rows();
-    if (!pod.wantsGpu()) {
-      if (!args_.steerCpuPods) return;  // neutral: all 0
-      for (size_t i = 0; i < ids.size(); ++i) out[i] = (rows[ids[i]].flags & NodeColumns::kHasGpu) ? 0 : kMaxNodeScore;
       return;
     }
-    // score() above, reading the rows; the scalar case and a clamped row read the record.
     const int64_t mw = args_.memoryWeight, pw = args_.policyWeight, wsum = mw + pw;
     const int64_t maxMem = c.maxMemoryMiB;
     const int64_t podMilli = pod.gpuTotalMilli();
     const bool spread = c.policy == Policy::Spread;
     // The usual node (per-GPU ledger, memory and demand of sane size) in unsigned 32-bit
-    // arithmetic: no operand can overflow it, so the quotients are score()'s, at a fraction of
-    // the cost of three 64-bit divisions per node.
+    // arithmetic: no operand can overflow it, so the quotients are the 64-bit formula's below,
+    // at a fraction of the cost of three 64-bit divisions per node.
     const bool narrowPod = c.perGpu && maxMem > 0 && maxMem <= kNarrowMemoryMiB && podMilli >= 0 &&
                            podMilli <= kNarrowPodMilli && mw <= kMaxNodeScore && pw <= kMaxNodeScore;
     static_assert(kMaxNodeScore * 10 == kMilliPerGpu, "kUtilDivisors: (x·100)/(g·1000) = x/(10·g)");
     const Reciprocal byMaxMem(narrowPod ? static_cast<uint32_t>(maxMem) : 1);
     const Reciprocal byWsum(static_cast<uint32_t>(wsum));
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const NodeColumns::Row& r = rows[ids[i]];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeColumns::Row& r = nodes.row(i);
       if (narrowPod && r.gpuCount > 0 && r.gpuMemoryMiB >= 0 && !(r.flags & NodeColumns::kUsedClamped)) {
         const uint32_t mem = byMaxMem.divide(static_cast<uint32_t>(r.gpuMemoryMiB) * kMaxNodeScore);
         uint32_t util = std::min<uint32_t>(
@@ -365,6 +289,8 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
         used = sc != nullptr ? sc->used * kMilliPerGpu : 0;
         cap = sc != nullptr ? sc->allocatable * kMilliPerGpu : 0;
       }
+      // Share of the node's GPUs in use once the pod is placed: binpack fills busy nodes first,
+      // spread keeps the most headroom.
       int64_t util = cap > 0 ? std::clamp<int64_t>((used + podMilli) * kMaxNodeScore / cap, 0, kMaxNodeScore) : 0;
       if (spread && cap > 0) util = kMaxNodeScore - util;
       out[i] = static_cast<int32_t>((mw * mem + pw * util) / wsum);
@@ -427,30 +353,59 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     return false;
   }
 
-  // filter()'s node-only checks for the nodes of `r`'s shape: kColumnPass when they pass, else
-  // the failure's code, or kColumnUndecided when the rows cannot tell (no live node, no ledger
-  // but a scalar, an unknown model id).
-  static uint8_t decideShape(const CycleState& state, GpuCycle& c, const NodeColumns& columns,
-                             const NodeColumns::Row& r, FailureCodes& failures) {
+  // The checks that read the node alone, given its count of the pod's resource: kPass, or the
+  // failure's code.
+  static Verdict nodeChecks(const CycleState& state, GpuCycle& c, const NodeInfo& n, int64_t total,
+                            FailureCodes& failures) {
     const PodInfo& pod = state.pod;
-    auto fail = [&](std::string_view reason) {
-      return failures.code({Code::UnschedulableAndUnresolvable, reason});
-    };
-    if (r.shape == NodeColumns::kNoShape || (r.flags & NodeColumns::kLive) == 0) return kColumnUndecided;
-    const int32_t total = r.gpuCount;
-    if (total == 0) {
-      // No ledger: filter() takes the resource's scalar; without one the node has none.
-      return r.unitsFree == NodeColumns::kNoUnits ? fail(noGpuReason(state, c, pod)) : uint8_t{kColumnUndecided};
-    }
-    if (c.constrainsModel()) {
-      if (r.gpuModel == 0 || r.gpuModel >= c.modelVerdict.size()) return kColumnUndecided;
-      uint8_t& v = c.modelVerdict[r.gpuModel];
-      if (v == 0) v = c.modelAllowed(columns.modelName(r.gpuModel)) ? 1 : 2;
-      if (v != 1) return fail(modelReason(state, c, r.gpuModel, columns.modelName(r.gpuModel)));
-    }
-    if (c.minMemoryMiB > 0 && r.gpuMemoryMiB < c.minMemoryMiB) return fail(memoryReason(state, c, r.gpuMemoryMiB));
+    auto fail = [&](std::string_view reason) { return failures.code({Code::UnschedulableAndUnresolvable, reason}); };
+    if (total <= 0) return fail(noGpuReason(state, c, pod));
+    if (c.constrainsModel() && !modelOk(c, n)) return fail(modelReason(state, c, n.gpuModel, n.gpuModelName));
+    if (c.minMemoryMiB > 0 && n.gpuMemoryMiB < c.minMemoryMiB) return fail(memoryReason(state, c, n.gpuMemoryMiB));
     if (pod.gpuCount > total) return fail(tooFewReason(state, c, pod, total));
-    return kColumnPass;
+    return kPass;
+  }
+
+  // Node i's node-only verdict, for a per-GPU pod: kByScalar for a node without a ledger whose
+  // scalar of the resource the rows do not rule out (byScalar judges it from the record), else
+  // nodeChecks by its ledger (or, with neither, none). Kept for the row's shape where the shape
+  // fixes it: GPU count, units or not, and the model's verdict for a known model id.
+  static Verdict shapeCode(const CycleState& state, GpuCycle& c, const NodeBatch& nodes, size_t i, bool rowUnits,
+                           FailureCodes& failures) {
+    const NodeColumns::Row& r = nodes.row(i);
+    const bool scalar = r.gpuCount == 0 && (!rowUnits || r.unitsFree != NodeColumns::kNoUnits);
+    const Verdict v = scalar ? GpuCycle::kByScalar : nodeChecks(state, c, *nodes[i], r.gpuCount, failures);
+    if (r.shape != NodeColumns::kNoShape &&
+        (scalar || !c.constrainsModel() || (r.gpuModel != 0 && r.gpuModel < c.modelVerdict.size()))) {
+      c.shapeVerdict[r.shape] = v;
+    }
+    return v;
+  }
+
+  // The whole verdict for a node without the per-GPU ledger for this pod: its scalar's count.
+  static Verdict byScalar(const CycleState& state, GpuCycle& c, const NodeInfo& n, FailureCodes& failures) {
+    const PodInfo& pod = state.pod;
+    const ScalarResource* sc = n.scalar(pod.gpuResource);
+    const int64_t total = sc != nullptr ? sc->allocatable : 0;
+    const Verdict v = nodeChecks(state, c, n, total, failures);
+    if (v != kPass) return v;
+    const int64_t free = std::max<int64_t>(0, sc->allocatable - sc->used);
+    if (free >= pod.gpuCount) return kPass;
+    return failures.code({Code::Unschedulable, notFreeReason(state, c, pod, free, total)});
+  }
+
+  // GPUs of `n`'s ledger with at least `milli` free.
+  static int32_t freeGpus(const NodeInfo& n, int32_t milli) {
+    int32_t free = 0;
+    for (int g = 0; g < n.gpuCount; ++g) free += n.gpuFreeMilli(g) >= milli;
+    return free;
+  }
+
+  // Row::unitsFree of `n` for `resource`.
+  static int32_t unitsOf(const NodeInfo& n, std::string_view resource) {
+    const ScalarResource* s = n.scalar(resource);
+    if (s == nullptr) return NodeColumns::kNoUnits;
+    return static_cast<int32_t>(std::clamp<int64_t>(s->allocatable - s->used, 0, INT32_MAX));
   }
 
   static std::string_view noGpuReason(const CycleState& state, GpuCycle& c, const PodInfo& pod) {
@@ -478,6 +433,16 @@ class GpuPlugin final : public Plugin, public ColumnFilter, public ColumnScorer 
     return c.reasons.get(kTooFew, total, 0, state, [&] {
       return "node has " + std::to_string(total) + " " + std::string(pod.gpuResource) + ", pod needs " +
              std::to_string(pod.gpuCount);
+    });
+  }
+
+  // kube-scheduler charges every pod a whole unit of the resource whatever its share.
+  static std::string_view unitsReason(const CycleState& state, GpuCycle& c, const PodInfo& pod, const NodeInfo& n) {
+    const ScalarResource* whole = n.scalar(pod.gpuResource);
+    const int64_t units = std::max<int64_t>(0, whole->allocatable - whole->used);
+    return c.reasons.get(kNotFreeUnits, units, whole->allocatable, state, [&] {
+      return std::to_string(units) + " of " + std::to_string(whole->allocatable) + " " + std::string(pod.gpuResource) +
+             " units free as kube-scheduler counts them, pod needs " + std::to_string(pod.gpuCount);
     });
   }
 

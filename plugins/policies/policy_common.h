@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "plugins/framework.h"
+#include "plugins/node_columns.h"
 
 namespace fleetsched::plugins::policies {
 

@@ -11,7 +11,7 @@ struct SpotCycle final : PluginState {
   bool tolerant = false;
 };
 
-class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer {
+class SpotPlugin final : public Plugin {
  public:
   explicit SpotPlugin(Args args) : args_(std::move(args)) {}
 
@@ -29,57 +29,26 @@ class SpotPlugin final : public Plugin, public ColumnFilter, public ColumnScorer
     return {};
   }
 
-  void filter(const CycleState& state, int index, NodeSpan nodes, std::span<Status> out) const override {
+  void filter(const CycleState& state, int index, const NodeBatch& nodes, std::span<Verdict> verdict,
+              FailureCodes& failures) const override {
     if (static_cast<const SpotCycle*>(state.slot(index))->tolerant) return;
+    const Verdict notTolerant = failures.code({Code::UnschedulableAndUnresolvable, kNotTolerant});
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i]->capacityType == CapacityType::Spot) out[i] = {Code::UnschedulableAndUnresolvable, kNotTolerant};
-    }
-  }
-
-  bool filterColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                     std::span<uint8_t> verdict, FailureCodes& failures) const override {
-    if (static_cast<const SpotCycle*>(state.slot(index))->tolerant) return true;
-    const uint8_t notTolerant = failures.code({Code::UnschedulableAndUnresolvable, kNotTolerant});
-    const NodeColumns::Row* rows = columns.rows();
-    const uint32_t limit = columns.idLimit();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const uint8_t v = verdict[i];
-      const uint32_t id = ids[i];
-      if (id >= limit) {
-        if (v == kColumnPass) verdict[i] = kColumnUndecided;
-        continue;
-      }
       // Which nodes are spot is data, not a pattern: select with masks. (Written as a ?: select,
       // GCC branched on the capacity type and mispredicted on half the fleet.)
-      const auto spot = static_cast<uint8_t>(-static_cast<int>(rows[id].capacityType == CapacityType::Spot));
-      const auto pass = static_cast<uint8_t>(-static_cast<int>(v == kColumnPass));
-      verdict[i] = static_cast<uint8_t>(v ^ ((v ^ notTolerant) & spot & pass));
+      const Verdict v = verdict[i];
+      const Verdict spot = -static_cast<Verdict>(nodes.row(i).capacityType == CapacityType::Spot);
+      const Verdict pass = -static_cast<Verdict>(v == kPass);
+      verdict[i] = v ^ ((v ^ notTolerant) & spot & pass);
     }
-    return true;
   }
 
-  bool preScoreColumns(CycleState&, const ClusterState&, int, const NodeColumns&, std::span<const uint32_t>,
-                       NodeSpan) const override {
-    return true;  // no PreScore
-  }
-
-  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                    NodeSpan, std::span<int32_t> out) const override {
-    if (!static_cast<const SpotCycle*>(state.slot(index))->tolerant) return;
-    const int32_t onSpot = args_.preferSpot ? kMaxNodeScore : 0;
-    const int32_t offSpot = kMaxNodeScore - onSpot;
-    const NodeColumns::Row* rows = columns.rows();
-    for (size_t i = 0; i < ids.size(); ++i) out[i] = rows[ids[i]].capacityType == CapacityType::Spot ? onSpot : offSpot;
-  }
-
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
     // Intolerant pods only ever see non-spot nodes: they all score the same (neutral).
     if (!static_cast<const SpotCycle*>(state.slot(index))->tolerant) return;
     const int32_t onSpot = args_.preferSpot ? kMaxNodeScore : 0;
     const int32_t offSpot = kMaxNodeScore - onSpot;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      out[i] = nodes[i]->capacityType == CapacityType::Spot ? onSpot : offSpot;
-    }
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = nodes.row(i).capacityType == CapacityType::Spot ? onSpot : offSpot;
   }
 
  private:

@@ -27,7 +27,7 @@ struct ZoneCycle final : PluginState {
   int64_t lo = 0, hi = 0;
 };
 
-class ZonePlugin final : public Plugin, public ColumnScorer {
+class ZonePlugin final : public Plugin {
  public:
   explicit ZonePlugin(Args args) : args_(std::move(args)) {}
 
@@ -56,39 +56,7 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
     return {};
   }
 
-  void preScore(CycleState& state, const ClusterState& cluster, int index, NodeSpan nodes) const override {
-    prepare(state, cluster, index, nodes.size(), [&](size_t i) { return nodes[i]->zone; },
-            [&](size_t i) { return freeOn(state, *nodes[i]); });
-  }
-
-  bool preScoreColumns(CycleState& state, const ClusterState& cluster, int index, const NodeColumns& columns,
-                       std::span<const uint32_t> ids, NodeSpan nodes) const override {
-    const NodeColumns::Row* rows = columns.rows();
-    const bool gpu = state.pod.wantsGpu();
-    prepare(state, cluster, index, ids.size(), [&](size_t i) { return rows[ids[i]].zone; },
-            [&](size_t i) {
-              const NodeColumns::Row& r = rows[ids[i]];
-              if (!gpu || (r.flags & NodeColumns::kUsedClamped)) return freeOn(state, *nodes[i]);
-              return int64_t{r.gpuCount} * kMilliPerGpu - r.usedMilli;
-            });
-    return true;
-  }
-
-  void scoreColumns(const CycleState& state, int index, const NodeColumns& columns, std::span<const uint32_t> ids,
-                    NodeSpan, std::span<int32_t> out) const override {
-    const NodeColumns::Row* rows = columns.rows();
-    scoreBy(state, index, ids.size(), [&](size_t i) { return rows[ids[i]].zone; }, out);
-  }
-
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
-    scoreBy(state, index, nodes.size(), [&](size_t i) { return nodes[i]->zone; }, out);
-  }
-
- private:
-  // PreScore over `count` nodes given by their zone id and free capacity for the pod.
-  template <class ZoneOf, class FreeOf>
-  void prepare(CycleState& state, const ClusterState& cluster, int index, size_t count, ZoneOf zoneOf,
-               FreeOf freeOf) const {
+  void preScore(CycleState& state, const ClusterState& cluster, int index, const NodeBatch& nodes) const override {
     auto& c = *static_cast<ZoneCycle*>(state.slot(index));
     c.neutral = true;
     if (!c.hasWorkload) return;
@@ -98,8 +66,8 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
     c.count.assign(zones, 0);
     c.seen.assign(zones, 0);
     cluster.workloadZoneCounts(c.workload, c.count);
-    for (size_t i = 0; i < count; ++i) {
-      const uint16_t z = zoneOf(i);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const uint16_t z = nodes.row(i).zone;
       if (z != 0 && z < zones) c.seen[z] = 1;
     }
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -111,12 +79,17 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
     c.useFree = false;
     if (lo == INT64_MAX) return;  // no scored node has a zone
     if (c.policy == Policy::Pack && hi == 0) {
-      // A gang's first pod: pack toward the zone with the most free capacity for it.
+      // A gang's first pod: pack toward the zone with the most free capacity for it (GPU milli
+      // from the rows; CPU, or a ledger the rows could not sum, from the record).
+      const bool gpu = state.pod.wantsGpu();
       c.free.assign(zones, 0);
-      for (size_t i = 0; i < count; ++i) {
-        const uint16_t z = zoneOf(i);
-        if (z == 0 || z >= zones) continue;
-        c.free[z] += std::max<int64_t>(0, freeOf(i));
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeColumns::Row& r = nodes.row(i);
+        if (r.zone == 0 || r.zone >= zones) continue;
+        const int64_t free = !gpu || (r.flags & NodeColumns::kUsedClamped)
+                                 ? freeOn(state, *nodes[i])
+                                 : int64_t{r.gpuCount} * kMilliPerGpu - r.usedMilli;
+        c.free[r.zone] += std::max<int64_t>(0, free);
       }
       lo = INT64_MAX, hi = INT64_MIN;
       for (uint32_t z = 1; z < zones; ++z) {
@@ -132,8 +105,7 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
     c.neutral = false;
   }
 
-  template <class ZoneOf>
-  void scoreBy(const CycleState& state, int index, size_t count, ZoneOf zoneOf, std::span<int32_t> out) const {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
     const auto& c = *static_cast<const ZoneCycle*>(state.slot(index));
     if (c.neutral) {
       std::fill(out.begin(), out.end(), kNeutral);
@@ -149,12 +121,13 @@ class ZonePlugin final : public Plugin, public ColumnScorer {
       const int64_t s = (v - c.lo) * kMaxNodeScore / range;
       c.zoneScore[z] = static_cast<int32_t>(higherIsBetter ? s : kMaxNodeScore - s);
     }
-    for (size_t i = 0; i < count; ++i) {
-      const uint16_t z = zoneOf(i);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const uint16_t z = nodes.row(i).zone;
       out[i] = z < zones ? c.zoneScore[z] : kNeutral;  // zone 0 holds kNeutral
     }
   }
 
+ private:
   // Free capacity of `n` for the pod: GPU milli for GPU pods, else CPU milli.
   static int64_t freeOn(const CycleState& state, const NodeInfo& n) {
     if (!state.pod.wantsGpu()) return n.allocMilliCpu - n.usedMilliCpu;

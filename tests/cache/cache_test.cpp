@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cache/demo_fleet.h"
+#include "cache/snapshot_rows.h"
 #include "plugins/zone/zone_plugin.h"
 #include "tests/cache/fixtures.h"
 
@@ -654,6 +655,32 @@ TEST(DemoFleet, IsAMixedDeterministicGpuFleet) {
   EXPECT_EQ(caps[plugins::CapacityType::Unknown], 0);
   EXPECT_EQ(demoFleetJson(), demoFleetJson());
   EXPECT_NE(demoFleetJson().find(fleet.nodes[0].name), std::string::npos);
+}
+
+// SnapshotRows keeps a table per set of GPU resources: each follows the snapshots' changes, and
+// asking for other resources neither moves nor rebuilds it.
+TEST_F(CacheTest, SnapshotRowsKeepATablePerResourcesAndFollowChanges) {
+  SnapshotRows rows;
+  const plugins::GpuResourceConfig gpu;  // nvidia.com/gpu
+  plugins::GpuResourceConfig other;
+  other.resourceNames = {"example.com/gpu"};
+  Snapshot before = reader_.acquire();
+  const uint32_t a = before.find("gpu-a")->id;
+  const plugins::NodeColumns& byGpu = rows.refresh(before, gpu);
+  const plugins::NodeColumns& byOther = rows.refresh(before, other);
+  EXPECT_NE(&byGpu, &byOther);
+  EXPECT_EQ(byGpu.row(a).unitsFree, 4);
+  EXPECT_EQ(byOther.row(a).unitsFree, plugins::NodeColumns::kNoUnits);
+  EXPECT_EQ(byGpu.row(a).freeWhole, 4);
+
+  cache_.upsertPod(PodMaker(s_, "p1").on("gpu-a").gpus(2).build());
+  Snapshot after = reader_.acquire();
+  EXPECT_EQ(&rows.refresh(after, gpu), &byGpu);
+  EXPECT_EQ(byGpu.row(a).unitsFree, 2);
+  EXPECT_EQ(byGpu.row(a).freeWhole, 2);
+  EXPECT_EQ(byGpu.row(before.find("gpu-b")->id).freeWhole, 8);
+  EXPECT_EQ(&rows.refresh(after, other), &byOther);
+  EXPECT_EQ(byOther.row(a).freeWhole, 2);
 }
 
 }  // namespace

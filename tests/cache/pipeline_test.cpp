@@ -142,7 +142,7 @@ TEST(ProfileReading, GpuResourceNamesReachTheCache) {
   for (size_t i = 0; i < nodes.size(); ++i)
     EXPECT_TRUE(verdicts[i].ok()) << nodes[i]->name << ": " << verdicts[i].reason;
   ASSERT_EQ(feasible.size(), 4U);
-  const auto totals = profile.scoreTotals(state, snap, feasible, scratch);
+  const auto totals = profile.scoreTotals(state, snap, scratch.batch(feasible, profile.gpuResources()), scratch);
   const size_t best = static_cast<size_t>(std::max_element(totals.begin(), totals.end()) - totals.begin());
   const plugins::NodeInfo& chosen = *feasible[best];
   plugins::GpuAssignment gpus;
@@ -232,7 +232,7 @@ TEST(ProfileReading, WorkloadLabelsReachTheZoneCounts) {
   plugins::CycleState state;
   plugins::ProfileScratch scratch;
   ASSERT_TRUE(profile.preFilter(next, state, snap).ok());
-  const auto totals = profile.scoreTotals(state, snap, nodes, scratch);
+  const auto totals = profile.scoreTotals(state, snap, scratch.batch(nodes, profile.gpuResources()), scratch);
   EXPECT_EQ(std::vector<int64_t>(totals.begin(), totals.end()), (std::vector<int64_t>{0, 50, 100}));
 }
 

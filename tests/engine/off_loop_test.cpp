@@ -185,7 +185,8 @@ class SlowFilter : public plugins::Plugin {
  public:
   std::string_view name() const override { return "SlowFilter"; }
   bool filters() const override { return true; }
-  void filter(const plugins::CycleState&, int, plugins::NodeSpan, std::span<plugins::Status>) const override {
+  void filter(const plugins::CycleState&, int, const plugins::NodeBatch&, std::span<plugins::Verdict>,
+              plugins::FailureCodes&) const override {
     entered = true;
     std::this_thread::sleep_for(kSlow);
   }

@@ -35,7 +35,8 @@ long cycleAllocations(const Profile& profile, const codec::Pod& pod, const Nodes
   std::vector<int32_t> scores(nodes.size());
   const long before = gAllocations.load();
   const NodeSpan feasible = profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
-  profile.extenderScores(state, cluster, feasible, std::span<int32_t>(scores.data(), feasible.size()), scratch);
+  profile.extenderScores(state, cluster, scratch.batch(feasible, profile.gpuResources()),
+                         std::span<int32_t>(scores.data(), feasible.size()), scratch);
   GpuAssignment a;
   if (!feasible.empty()) profile.selectGpus(state, *feasible[0], a);
   return gAllocations.load() - before;

@@ -222,7 +222,7 @@ class Harness {
     pod_ = pod;
     const Status s = profile().preFilter(pod_, state, cluster);
     if (!s.ok()) throw std::runtime_error("preFilter failed: " + std::string(s.reason));
-    auto t = profile().scoreTotals(state, cluster, nodes.span(), scratch);
+    auto t = profile().scoreTotals(state, cluster, scratch.batch(nodes.span(), profile().gpuResources()), scratch);
     return {t.begin(), t.end()};
   }
   Status preFilter(const codec::Pod& pod) {

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
+#include "plugins/gpu/gpu_plugin.h"
 #include "plugins/gpu_select.h"
+#include "plugins/profile.h"
 
 namespace fleetsched::plugins {
 namespace {
@@ -233,6 +235,40 @@ TEST(GpuPlugin, SelectGpusFollowsThePolicy) {
   ASSERT_TRUE(spread.preFilter(PodBuilder().gpu(1).milli(250).build()).ok());
   ASSERT_TRUE(spread.profile().selectGpus(spread.state, n, a));
   EXPECT_EQ(a.index[0], 3);
+}
+
+// Rows are built for the profile's GPU resources; a GPU plugin with other resources reads what
+// the rows count for their own primary resource (units free, having a GPU) from the record.
+TEST(GpuPlugin, RowsOfOtherResourcesLeaveUnitsAndPresenceToTheRecord) {
+  gpu::Args args;
+  args.resources.resourceNames = {"example.com/gpu"};
+  GpuResourceConfig rowsFor;
+  rowsFor.resourceNames = {"nvidia.com/gpu", "example.com/gpu"};
+  std::vector<Profile::Entry> e;
+  e.push_back({gpu::create(args), 1});
+  const Profile profile("p", rowsFor, std::move(e));
+  // The rows' units (nvidia.com/gpu) say the opposite of the plugin's (example.com/gpu).
+  Nodes nodes{NodeBuilder().gpus(4).scalar("example.com/gpu", 4, 4).build(),
+              NodeBuilder().gpus(4).scalar("example.com/gpu", 4, 1).scalar("nvidia.com/gpu", 4, 4).build()};
+  const codec::Pod pod = PodBuilder().request("example.com/gpu", 2).build();
+  CycleState state;
+  ProfileScratch scratch;
+  testing::FakeCluster cluster;
+  std::vector<Status> out(nodes.size());
+  profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
+  EXPECT_EQ(out[0].code, Code::Unschedulable);
+  EXPECT_EQ(out[0].reason, "0 of 4 example.com/gpu units free as kube-scheduler counts them, pod needs 2");
+  EXPECT_TRUE(out[1].ok()) << out[1].reason;
+
+  // Steering a CPU pod: only the plugin's resources make a GPU node.
+  std::vector<Profile::Entry> steer;
+  steer.push_back({gpu::create(args), 1});
+  const Profile nvidiaRows("q", GpuResourceConfig{}, std::move(steer));
+  Nodes cpuOrNot{NodeBuilder().scalar("example.com/gpu", 2, 0).build(), NodeBuilder().build()};
+  const codec::Pod cpuPod = PodBuilder().cpu(100).build();
+  ASSERT_TRUE(nvidiaRows.preFilter(cpuPod, state, cluster).ok());
+  const auto totals = nvidiaRows.scoreTotals(state, cluster, scratch.batch(cpuOrNot.span(), GpuResourceConfig{}), scratch);
+  EXPECT_EQ(std::vector<int64_t>(totals.begin(), totals.end()), (std::vector<int64_t>{0, kMaxNodeScore}));
 }
 
 }  // namespace

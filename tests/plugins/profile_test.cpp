@@ -24,13 +24,15 @@ class Scripted final : public Plugin {
   std::string_view name() const override { return name_; }
   bool filters() const override { return true; }
   bool scores() const override { return !scores_.empty(); }
-  void filter(const CycleState&, int, NodeSpan nodes, std::span<Status> out) const override {
+  void filter(const CycleState&, int, const NodeBatch& nodes, std::span<Verdict> verdict,
+              FailureCodes& failures) const override {
     for (size_t i = 0; i < nodes.size(); ++i) {
+      if (verdict[i] != kPass) continue;
       seen.emplace_back(nodes[i]->name);
-      if (reject_.count(std::string(nodes[i]->name))) out[i] = {Code::Unschedulable, name_};
+      if (reject_.count(std::string(nodes[i]->name))) verdict[i] = failures.code({Code::Unschedulable, name_});
     }
   }
-  void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState&, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = scores_.at(std::string(nodes[i]->name));
   }
   mutable std::vector<std::string> seen;
@@ -126,10 +128,11 @@ TEST(Profile, TotalsAreTheWeightedSumOfPluginScores) {
   ProfileScratch scratch;
   FakeCluster cluster;
   ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
-  const auto t = profile.scoreTotals(state, cluster, nodes.span(), scratch);
+  const NodeBatch batch = scratch.batch(nodes.span(), profile.gpuResources());
+  const auto t = profile.scoreTotals(state, cluster, batch, scratch);
   EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{300, 200, 250}));
   std::vector<int32_t> wire(3);
-  profile.extenderScores(state, cluster, nodes.span(), wire, scratch);
+  profile.extenderScores(state, cluster, batch, wire, scratch);
   EXPECT_EQ(wire, (std::vector<int32_t>{10, 0, 5}));
 }
 
@@ -151,7 +154,7 @@ TEST(Profile, WeightZeroFiltersWithoutScoring) {
   std::vector<Status> out(3);
   const auto feasible = profile.runFilter(pod, state, cluster, nodes.span(), out, scratch);
   ASSERT_EQ(feasible.size(), 2u);  // A still rejects y
-  const auto t = profile.scoreTotals(state, cluster, feasible, scratch);
+  const auto t = profile.scoreTotals(state, cluster, scratch.batch(feasible, profile.gpuResources()), scratch);
   EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{0, 100}));  // B's alone
 }
 
@@ -190,10 +193,10 @@ class Doubling final : public Plugin {
  public:
   std::string_view name() const override { return "Doubling"; }
   bool scores() const override { return true; }
-  void score(const CycleState&, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState&, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = static_cast<int32_t>(10 * i);
   }
-  void normalizeScore(const CycleState&, int, NodeSpan, std::span<int32_t> scores) const override {
+  void normalizeScore(const CycleState&, int, const NodeBatch&, std::span<int32_t> scores) const override {
     for (auto& s : scores) s *= 2;
   }
 };
@@ -208,7 +211,7 @@ TEST(Profile, WeightsApplyToNormalizedScores) {
   ProfileScratch scratch;
   FakeCluster cluster;
   ASSERT_TRUE(profile.preFilter(pod, state, cluster).ok());
-  const auto t = profile.scoreTotals(state, cluster, nodes.span(), scratch);
+  const auto t = profile.scoreTotals(state, cluster, scratch.batch(nodes.span(), profile.gpuResources()), scratch);
   EXPECT_EQ(std::vector<int64_t>(t.begin(), t.end()), (std::vector<int64_t>{0, 60, 120}));
 }
 
@@ -305,7 +308,7 @@ TEST(Profile, DefaultProfilePlacesATwoGpuPodOnTheBusiestFittingOnDemandNode) {
   EXPECT_EQ(out[3].code, Code::UnschedulableAndUnresolvable);
   EXPECT_EQ(out[5].code, Code::UnschedulableAndUnresolvable);
   std::vector<int32_t> wire(feasible.size());
-  profile.extenderScores(state, cluster, feasible, wire, scratch);
+  profile.extenderScores(state, cluster, scratch.batch(feasible, profile.gpuResources()), wire, scratch);
   EXPECT_EQ(feasible[0]->name, "free-a100");
   EXPECT_EQ(feasible[1]->name, "busy-a100");
   EXPECT_EQ(wire[1], kMaxExtenderScore);
@@ -361,6 +364,27 @@ TEST(Profile, ACycleStateMovesBetweenProfiles) {
     EXPECT_EQ(p2.runFilter(pod, state, cluster, nodes.span(), out, scratch).size(), 0u);
     EXPECT_EQ(out[0].reason, spot::kNotTolerant);
   }
+}
+
+// A code per distinct (code, reason bytes), the same code again for an equal failure however
+// its reason is stored, past the newest few and the index alike; clear() starts over.
+TEST(FailureCodes, NumberEachDistinctFailureOnce) {
+  FailureCodes codes;
+  std::vector<std::string> reasons;
+  for (int i = 0; i < 100; ++i) reasons.push_back("reason " + std::to_string(i));
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(codes.code({Code::Unschedulable, reasons[i]}), Verdict(i + 1));
+  for (int i = 0; i < 100; ++i) {
+    const std::string copy = reasons[i];  // other bytes' address, same text
+    EXPECT_EQ(codes.code({Code::Unschedulable, copy}), Verdict(i + 1)) << i;
+  }
+  EXPECT_EQ(codes.code({Code::UnschedulableAndUnresolvable, reasons[3]}), 101u);
+  EXPECT_EQ(codes.status(101).code, Code::UnschedulableAndUnresolvable);
+  EXPECT_EQ(codes.status(4).reason, "reason 3");
+  const uint64_t epoch = codes.epoch();
+  codes.clear();
+  EXPECT_NE(codes.epoch(), epoch);
+  EXPECT_EQ(codes.size(), 0u);
+  EXPECT_EQ(codes.code({Code::Unschedulable, reasons[50]}), 1u);
 }
 
 }  // namespace

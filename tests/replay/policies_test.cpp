@@ -17,6 +17,7 @@
 #include "plugins/policies/policies.h"
 #include "plugins/registry.h"
 #include "plugins/policies/policy_common.h"
+#include "plugins/profile.h"
 #include "tests/replay/node_builder.h"
 
 namespace fleetsched::plugins::policies {
@@ -24,6 +25,12 @@ namespace {
 
 using testing::NodeBuilder;
 using testing::podInfo;
+
+// The records as the profile hands them to a plugin, with rows (the policies read the records).
+NodeBatch batchOf(NodeSpan nodes) {
+  static ProfileScratch scratch;
+  return scratch.batch(nodes, GpuResourceConfig{});
+}
 
 TEST(GpuPacking, IdleNodePrefersFewerGpus) {
   const auto pod = podInfo(1000, 1, 1000);
@@ -146,7 +153,7 @@ TEST(Fgd, SharedPodDeltaAndGpuChoice) {
   state.pod = pod;
   const NodeInfo* nodes[] = {&node};
   int32_t score = -1;
-  fgd->score(state, 0, nodes, {&score, 1});
+  fgd->score(state, 0, batchOf(nodes), {&score, 1});
   EXPECT_EQ(score, 54);
   GpuAssignment gpus;
   ASSERT_TRUE(fgd->selectGpus(state, 0, node, gpus));
@@ -201,9 +208,9 @@ TEST(Random, SameSeedAndPodSameNode) {
       uint32_t zoneCount() const override { return 1; }
       void workloadZoneCounts(std::string_view, std::span<uint32_t>) const override {}
     } cluster;
-    plugin->preScore(state, cluster, 0, ptrs);
+    plugin->preScore(state, cluster, 0, batchOf(ptrs));
     std::vector<int32_t> scores(ptrs.size());
-    plugin->score(state, 0, ptrs, scores);
+    plugin->score(state, 0, batchOf(ptrs), scores);
     int winners = 0, at = -1;
     for (size_t i = 0; i < scores.size(); ++i) {
       if (scores[i] == kMaxNodeScore) ++winners, at = static_cast<int>(i);
@@ -262,7 +269,7 @@ TEST(FgdOnline, LearnsTypicalPodsFromThePodsItSees) {
   state.pod = podInfo(1000, 1, 500);
   ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());
   int32_t scores[2] = {-1, -1};
-  fgd->score(state, 0, nodes, scores);
+  fgd->score(state, 0, batchOf(nodes), scores);
   EXPECT_GT(scores[1], scores[0]);
   EXPECT_GT(scores[1], 50);
 }
@@ -282,10 +289,10 @@ TEST(Fleet, WholeGpuPodTakesTheFirstNameWithinTheTolerance) {
   auto winner = [&](std::unique_ptr<Plugin> p) {
     CycleState state;
     state.pod = podInfo(2000, 1, 1000);
-    p->preScore(state, cluster, 0, nodes);
+    p->preScore(state, cluster, 0, batchOf(nodes));
     int32_t scores[3] = {-1, -1, -1};
-    p->score(state, 0, nodes, scores);
-    p->normalizeScore(state, 0, nodes, scores);
+    p->score(state, 0, batchOf(nodes), scores);
+    p->normalizeScore(state, 0, batchOf(nodes), scores);
     const auto top = std::max_element(scores, scores + 3);
     EXPECT_EQ(std::count(scores, scores + 3, *top), 1);
     return std::string(nodes[top - scores]->name);
@@ -308,10 +315,10 @@ TEST(Fleet, MultiGpuPodTakesTheBestDelta) {
   auto fleet = createFleetPolicy({model});
   CycleState state;
   state.pod = podInfo(2000, 2, 1000);
-  fleet->preScore(state, cluster, 0, nodes);
+  fleet->preScore(state, cluster, 0, batchOf(nodes));
   int32_t scores[2] = {-1, -1};
-  fleet->score(state, 0, nodes, scores);
-  fleet->normalizeScore(state, 0, nodes, scores);
+  fleet->score(state, 0, batchOf(nodes), scores);
+  fleet->normalizeScore(state, 0, batchOf(nodes), scores);
   EXPECT_EQ(scores[0], kMaxNodeScore);
   EXPECT_LT(scores[1], kMaxNodeScore);
 }
@@ -326,11 +333,11 @@ TEST(Fleet, CpuPodTakesTheNodeWithTheLeastIdleGpu) {
   auto fleet = createFleetPolicy({model});
   CycleState state;
   state.pod = podInfo(1000, 0, 0);
-  fleet->preScore(state, cluster, 0, nodes);
+  fleet->preScore(state, cluster, 0, batchOf(nodes));
   int32_t scores[2] = {-1, -1};
-  fleet->score(state, 0, nodes, scores);
+  fleet->score(state, 0, batchOf(nodes), scores);
   EXPECT_EQ(scores[0], scores[1]);  // Δ = 0 on both
-  fleet->normalizeScore(state, 0, nodes, scores);
+  fleet->normalizeScore(state, 0, batchOf(nodes), scores);
   EXPECT_EQ(scores[1], kMaxNodeScore);
   EXPECT_LT(scores[0], kMaxNodeScore);
 }
@@ -350,11 +357,11 @@ TEST(Fgd, OneNodeKeepsTheTopScoreTheSmallestName) {
   state.pod = podInfo(1000, 1, 1000);
   ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());
   int32_t scores[3] = {-1, -1, -1};
-  fgd->score(state, 0, nodes, scores);
+  fgd->score(state, 0, batchOf(nodes), scores);
   ASSERT_EQ(scores[0], scores[1]);  // the same node state: the same score
   ASSERT_EQ(scores[1], scores[2]);
   const int32_t top = scores[0];
-  fgd->normalizeScore(state, 0, nodes, scores);
+  fgd->normalizeScore(state, 0, batchOf(nodes), scores);
   EXPECT_EQ(scores[1], top);  // node-a
   EXPECT_EQ(scores[0], top - 1);
   EXPECT_EQ(scores[2], top - 1);

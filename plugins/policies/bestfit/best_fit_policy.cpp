@@ -26,10 +26,10 @@ class BestFitPolicy final : public Plugin {
  public:
   std::string_view name() const override { return "BestFit"; }
   bool scores() const override { return true; }
-  void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = bestFitRawScore(*nodes[i], state.pod);
   }
-  void normalizeScore(const CycleState&, int, NodeSpan, std::span<int32_t> scores) const override {
+  void normalizeScore(const CycleState&, int, const NodeBatch&, std::span<int32_t> scores) const override {
     minMaxNormalize(scores);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {

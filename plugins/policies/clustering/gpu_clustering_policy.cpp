@@ -19,7 +19,7 @@ class GpuClusteringPolicy final : public Plugin {
  public:
   std::string_view name() const override { return "GpuClustering"; }
   bool scores() const override { return true; }
-  void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = gpuClusteringScore(*nodes[i], state.pod);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {

@@ -24,7 +24,7 @@ class FgdPolicy final : public Plugin {
     return {};
   }
 
-  void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     if (!cache_) {
       for (auto& s : out) s = 0;
       return;
@@ -37,8 +37,8 @@ class FgdPolicy final : public Plugin {
 
   // The paper's ranking ends in its scheduler's smallest-name tie-break; kube-scheduler's own is
   // random, so the plugin makes the winner unique.
-  void normalizeScore(const CycleState&, int, NodeSpan nodes, std::span<int32_t> scores) const override {
-    keepFirstNameOnTop(nodes, scores);
+  void normalizeScore(const CycleState&, int, const NodeBatch& nodes, std::span<int32_t> scores) const override {
+    keepFirstNameOnTop(nodes.nodes, scores);
   }
 
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {

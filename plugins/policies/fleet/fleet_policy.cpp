@@ -39,13 +39,13 @@ class FleetPolicy final : public Plugin {
   }
 
   // The scratch survives CycleState::reset, so a reused CycleState stops allocating here.
-  void preScore(CycleState& state, const ClusterState&, int index, NodeSpan) const override {
+  void preScore(CycleState& state, const ClusterState&, int index, const NodeBatch&) const override {
     if (dynamic_cast<Scratch*>(state.slot(index)) == nullptr) state.setSlot(index, std::make_unique<Scratch>());
   }
 
   // FGD's score for every pod (what another plugin's weights add to); normalizeScore then
   // re-ranks as the header says.
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
     if (!cache_) {
       std::fill(out.begin(), out.end(), 0);
       return;
@@ -67,7 +67,7 @@ class FleetPolicy final : public Plugin {
   }
 
   // The winner keeps 100, every other node at most 99.
-  void normalizeScore(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> scores) const override {
+  void normalizeScore(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> scores) const override {
     if (!cache_ || scores.empty()) return;
     const auto& s = *static_cast<const Scratch*>(state.slot(index));
     const PodInfo& pod = state.pod;

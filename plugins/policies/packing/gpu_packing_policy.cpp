@@ -29,7 +29,7 @@ class GpuPackingPolicy final : public Plugin {
  public:
   std::string_view name() const override { return "GpuPacking"; }
   bool scores() const override { return true; }
-  void score(const CycleState& state, int, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = gpuPackingScore(*nodes[i], state.pod);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {

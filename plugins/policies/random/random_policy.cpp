@@ -28,7 +28,7 @@ class RandomPolicy final : public Plugin {
   std::string_view name() const override { return kName; }
   bool scores() const override { return true; }
 
-  void preScore(CycleState& state, const ClusterState&, int index, NodeSpan nodes) const override {
+  void preScore(CycleState& state, const ClusterState&, int index, const NodeBatch& nodes) const override {
     // The slot survives CycleState::reset; reuse it when it is ours.
     auto* chosen = dynamic_cast<Chosen*>(state.slot(index));
     if (chosen == nullptr) {
@@ -38,7 +38,7 @@ class RandomPolicy final : public Plugin {
     chosen->nodeId = nodes.empty() ? UINT32_MAX : nodes[draw(state, 1) % nodes.size()]->id;
   }
 
-  void score(const CycleState& state, int index, NodeSpan nodes, std::span<int32_t> out) const override {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
     const auto* chosen = static_cast<const Chosen*>(state.slot(index));
     for (size_t i = 0; i < nodes.size(); ++i) {
       out[i] = chosen != nullptr && nodes[i]->id == chosen->nodeId ? kMaxNodeScore : 0;
