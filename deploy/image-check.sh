@@ -52,6 +52,16 @@ makeRoot() {
     debootstrap --variant=minbase "$release" "$root" ${mirror:+"$mirror"} >"$work/debootstrap-$(basename "$root").log"
   fi
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # The host's own CAs (none on a plain Debian), as scripts/check-fresh.sh copies them: on a network
+  # that intercepts TLS the root must trust what the host trusts, or the Go module proxy is
+  # unreachable. ca-certificates (bootstrap.sh installs it) adds them to the root's bundle.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    if [ -x "$root/usr/sbin/update-ca-certificates" ]; then
+      chroot "$root" update-ca-certificates >/dev/null
+    fi
+  fi
   mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
 }
 
