@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <set>
 #include <string>
@@ -55,6 +56,7 @@ class TestServer {
   // Per request, in arrival order over all connections: the path and the nodes' names it carried.
   std::vector<std::pair<std::string, std::vector<std::string>>> requests;
   std::atomic<int> badBodies{0};
+  std::set<std::string> podNames;  // metadata.name of every Pod sent
 
  private:
   struct Conn {
@@ -138,6 +140,8 @@ class TestServer {
     {
       std::lock_guard lock(mu);
       paths[c.index].push_back(c.url);
+      std::string_view podName;
+      if (pod["metadata"]["name"].get(podName) == simdjson::SUCCESS) podNames.emplace(podName);
       requests.emplace_back(c.url, names);
     }
     std::string body = "[]";
@@ -166,6 +170,13 @@ class TestServer {
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };
+
+bool writeFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
 
 LoadgenOptions smallRun(const std::string& target) {
   LoadgenOptions o;
@@ -309,6 +320,58 @@ TEST(Loadgen, PipelinedFullModeRequestsAreWellFormed) {
   EXPECT_EQ(server.badBodies.load(), 0);
   EXPECT_EQ(r.filter.errors + r.prioritize.errors, 0u);
   expectPrioritizeGetsWhatFilterKept(server, o.fullModeNodes);
+}
+
+// A cluster's dump (kubectl get -o json): the run sends those pods with those nodes, each filter
+// a permutation of the node list, and full mode carries the nodes' own objects.
+TEST(Loadgen, ADumpSendsItsOwnPodsAndNodes) {
+  const std::string nodes = ::testing::TempDir() + "loadgen_dump_nodes.json";
+  const std::string pods = ::testing::TempDir() + "loadgen_dump_pods.json";
+  std::string list = R"({"apiVersion":"v1","kind":"NodeList","items":[)";
+  for (int i = 0; i < 12; ++i) {
+    list += (i ? "," : "") + std::string(R"({"metadata":{"name":"dump-)") + std::to_string(i) +
+            R"(","labels":{"topology.kubernetes.io/zone":"z)" + std::to_string(i % 3) + R"("}},"status":{}})";
+  }
+  ASSERT_TRUE(writeFile(nodes, list + "]}"));
+  ASSERT_TRUE(writeFile(pods, R"({"kind":"PodList","items":[{"metadata":{"name":"p-a","namespace":"ml","uid":"u1"},)"
+                              R"("spec":{"containers":[{"name":"c"}]}},{"metadata":{"name":"p-b"},"spec":{}}]})"));
+  for (ArgsMode mode : {ArgsMode::kNodeNames, ArgsMode::kFull}) {
+    TestServer server;
+    LoadgenOptions o = smallRun(server.target());
+    o.mode = mode;
+    o.fullModeNodes = 100;
+    o.nodesFile = nodes;
+    o.podsFile = pods;
+    LoadgenResult r;
+    ASSERT_TRUE(runLoad(o, r));
+    EXPECT_GT(r.pods, 4u);
+    EXPECT_EQ(server.badBodies.load(), 0);
+    std::set<std::vector<std::string>> lists = filterLists(server, 12);
+    EXPECT_EQ(lists.size(), 2u);  // one order per pod
+    EXPECT_TRUE(lists.begin()->front().starts_with("dump-"));
+    std::lock_guard lock(server.mu);
+    EXPECT_EQ(server.podNames, (std::set<std::string>{"p-a", "p-b"}));
+  }
+}
+
+TEST(Loadgen, ADumpThatIsNoListIsRefusedWithItsReason) {
+  const std::string nodes = ::testing::TempDir() + "loadgen_dump_bad_nodes.json";
+  const std::string pods = ::testing::TempDir() + "loadgen_dump_bad_pods.json";
+  ASSERT_TRUE(writeFile(nodes, R"({"items":[{"metadata":{"name":"n"}}]})"));
+  ASSERT_TRUE(writeFile(pods, R"({"metadata":{"name":"one-pod"}})"));
+  LoadgenOptions o = smallRun("127.0.0.1:1");
+  o.nodesFile = nodes;
+  LoadgenResult r;
+  EXPECT_FALSE(runLoad(o, r));  // no --pods-file
+  o.podsFile = pods;
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(runLoad(o, r));
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("is not a list"), std::string::npos);
+  o.podsFile = nodes;
+  o.nodesFile = ::testing::TempDir() + "loadgen_dump_missing.json";
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(runLoad(o, r));
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("cannot read"), std::string::npos);
 }
 
 TEST(Loadgen, OpenLoopKeepsTheRate) {

@@ -59,6 +59,12 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
   cmd->add_option("--corpus", o->corpusDir, "Rebuild the corpus gen-fleet wrote to this folder (reads corpus.json)");
+  cmd->add_option("--nodes-file", o->nodesFile,
+                  "Build the corpus from this NodeList (kubectl get nodes -o json) and --pods-file's PodList "
+                  "instead of the generator")
+      ->type_name("FILE");
+  cmd->add_option("--pods-file", o->podsFile, "With --nodes-file: the pods sent, in the list's order")
+      ->type_name("FILE");
   cmd->add_option("--requests-file", o->requestsFile, "NDJSON file of ExtenderArgs bodies, one per line");
   cmd->add_option("--corpus-nodes", o->corpusNodes, "Without --corpus: fleet size to generate")->capture_default_str();
   cmd->add_option("--corpus-pods", o->corpusPods, "Distinct pods cycled through")->capture_default_str();
@@ -107,6 +113,8 @@ CLI::App* addLoadgenCommand(CLI::App& app) {
       "  # churn: binds charge nodes between pods (two terminals; serve watches loadgen's API server)\n"
       "  fleetsched loadgen --corpus fleet --churn --apiserver-port 18081 --kubeconfig-out fake.kubeconfig -D 10\n"
       "  fleetsched serve --kubeconfig fake.kubeconfig --bind\n"
+      "  # a cluster's own nodes and pods (serve loads the same node list)\n"
+      "  fleetsched loadgen --nodes-file nodes.json --pods-file pods.json -D 10\n"
       "  # replay the request bodies gen-fleet wrote (sent as written: --order does not apply)\n"
       "  fleetsched loadgen --corpus corpus --requests-file corpus/requests-nodenames.ndjson");
   cmd->callback([o] {

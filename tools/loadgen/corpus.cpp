@@ -50,6 +50,103 @@ bool applyManifest(const std::string& dir, fleet::FleetOptions& fleetOptions, st
   return true;
 }
 
+struct PodId {
+  std::string namespace_, name, uid;
+};
+
+// The fleet and the pods a corpus is built from. nodeWires holds every node's object where the
+// corpus needs them (full mode's lists, the fake API server's fleet), else is empty.
+struct Source {
+  std::vector<std::string> names, zones, nodeWires;
+  std::vector<std::string> podWires;
+  std::vector<PodId> podIds;
+};
+
+bool generate(const LoadgenOptions& o, Source& src, std::string& error) {
+  fleet::FleetOptions fo;
+  fo.nodes = o.corpusNodes;
+  fo.seed = o.seed;
+  fo.minNodeBytes = o.minNodeBytes;
+  fo.maxNodeBytes = o.maxNodeBytes;
+  fo.cpuOnlyFraction = o.cpuOnlyFraction;
+  if (!o.corpusDir.empty() && !applyManifest(o.corpusDir, fo, error)) return false;
+  fleet::FleetGenerator fleetGen(fo);
+  for (const fleet::NodeSummary& s : fleetGen.summaries()) {
+    src.names.push_back(s.name);
+    src.zones.push_back(s.zone);
+  }
+  const size_t wires = o.apiserverPort >= 0               ? fleetGen.size()
+                       : o.mode == ArgsMode::kNodeNames ? 0
+                                                        : std::min(o.fullModeNodes, fleetGen.size());
+  for (size_t i = 0; i < wires; ++i) src.nodeWires.push_back(fleetGen.nodeWire(i));
+  fleet::PodOptions po;
+  po.pods = std::max<size_t>(o.corpusPods, 1);
+  po.seed = fo.seed;
+  fleet::PodGenerator pods(po);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    src.podWires.push_back(pods.podWire(i));
+    const fleet::PodSummary& ps = pods.summary(i);
+    src.podIds.push_back({ps.namespace_, ps.name, ps.uid});
+  }
+  return true;
+}
+
+// The items of the v1 List in `path` (kubectl get -o json writes one).
+bool readItems(const std::string& path, simdjson::dom::parser& parser, simdjson::dom::array& items, std::string& text,
+               std::string& error) {
+  if (!readFile(path, text)) {
+    error = "cannot read " + path;
+    return false;
+  }
+  simdjson::dom::element doc;
+  if (parser.parse(text).get(doc) != simdjson::SUCCESS) {
+    error = path + " is not valid JSON";
+    return false;
+  }
+  if (doc["items"].get(items) != simdjson::SUCCESS) {
+    error = path + " is not a list: it has no \"items\" array";
+    return false;
+  }
+  return true;
+}
+
+// A cluster's dump: a NodeList and a PodList, such as `kubectl get nodes -o json` writes. The
+// snapshot order takes zones from topology.kubernetes.io/zone, as kube-scheduler's node tree does.
+bool readDump(const LoadgenOptions& o, Source& src, std::string& error) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array items;
+  std::string text;
+  if (!readItems(o.nodesFile, parser, items, text, error)) return false;
+  for (simdjson::dom::element item : items) {
+    std::string_view name, zone;
+    if (item["metadata"]["name"].get(name) != simdjson::SUCCESS || name.empty()) {
+      error = o.nodesFile + ": node " + std::to_string(src.names.size()) + " has no metadata.name";
+      return false;
+    }
+    if (item["metadata"]["labels"]["topology.kubernetes.io/zone"].get(zone) != simdjson::SUCCESS) zone = {};
+    src.names.emplace_back(name);
+    src.zones.emplace_back(zone);
+    if (o.apiserverPort >= 0 || o.mode == ArgsMode::kFull) src.nodeWires.push_back(simdjson::minify(item));
+  }
+  if (!readItems(o.podsFile, parser, items, text, error)) return false;
+  for (simdjson::dom::element item : items) {
+    std::string_view ns, name, uid;
+    if (item["metadata"]["name"].get(name) != simdjson::SUCCESS || name.empty()) {
+      error = o.podsFile + ": pod " + std::to_string(src.podWires.size()) + " has no metadata.name";
+      return false;
+    }
+    if (item["metadata"]["namespace"].get(ns) != simdjson::SUCCESS) ns = "default";
+    if (item["metadata"]["uid"].get(uid) != simdjson::SUCCESS) uid = {};
+    src.podWires.push_back(simdjson::minify(item));
+    src.podIds.push_back({std::string(ns), std::string(name), std::string(uid)});
+  }
+  if (src.names.empty() || src.podWires.empty()) {
+    error = src.names.empty() ? o.nodesFile + " holds no nodes" : o.podsFile + " holds no pods";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
@@ -72,47 +169,37 @@ bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
       return false;
     }
   } else {
-    fleet::FleetOptions fo;
-    fo.nodes = o.corpusNodes;
-    fo.seed = o.seed;
-    fo.minNodeBytes = o.minNodeBytes;
-    fo.maxNodeBytes = o.maxNodeBytes;
-    fo.cpuOnlyFraction = o.cpuOnlyFraction;
-    if (!o.corpusDir.empty() && !applyManifest(o.corpusDir, fo, error)) return false;
-    fleet::FleetGenerator fleetGen(fo);
-    fleet::PodOptions po;
-    po.pods = std::max<size_t>(o.corpusPods, 1);
-    po.seed = fo.seed;
-    fleet::PodGenerator pods(po);
+    Source src;
+    if (!o.nodesFile.empty() ? !readDump(o, src, error) : !generate(o, src, error)) return false;
     const bool names = o.mode == ArgsMode::kNodeNames;
-    const size_t n = names ? fleetGen.size() : std::min(o.fullModeNodes, fleetGen.size());
+    const size_t n = names ? src.names.size() : std::min(o.fullModeNodes, src.names.size());
     // Each node's part of the list: its name (NodeNames mode) or its whole object (full mode).
     std::vector<std::string> items;
     items.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       if (names) {
-        items.push_back(fleetGen.summaries()[i].name);
+        items.push_back(src.names[i]);
       } else {
-        items.push_back(fleetGen.nodeWire(i));
-        corpus.wireByName.emplace(corpus.keep(fleetGen.summaries()[i].name), corpus.keep(items.back()));
+        items.push_back(src.nodeWires[i]);
+        corpus.wireByName.emplace(corpus.keep(src.names[i]), corpus.keep(items.back()));
       }
     }
     auto tailOf = [&](const std::vector<std::string>& list) {
       return corpus.keep(names ? fleet::nodeNamesArgsTail(list) : fleet::fullArgsTail(list));
     };
     const std::string_view head = names ? fleet::kNodeNamesArgsHead : fleet::kFullArgsHead;
+    const size_t pods = src.podWires.size();
     std::vector<std::string_view> tails;
     if (o.order == NodeOrder::kRepeated) {
       tails.push_back(tailOf(items));
     } else {
-      std::vector<std::string_view> zoneOf;
-      for (size_t i = 0; i < n; ++i) zoneOf.push_back(fleetGen.summaries()[i].zone);
+      std::vector<std::string_view> zoneOf(src.zones.begin(), src.zones.begin() + static_cast<ptrdiff_t>(n));
       const std::vector<uint32_t> snapshotOrder = kubeZoneRoundRobin(zoneOf);
       const size_t toFind = kubeNodesToFind(n, o.percentageOfNodesToScore);
       // A different order per pod; full mode keeps 8 (each list is megabytes of Node objects,
       // and the server's memo of node bytes does not depend on their order).
-      const size_t orders = names ? pods.size() : std::min<size_t>(pods.size(), 8);
-      std::mt19937_64 rng(fo.seed);
+      const size_t orders = names ? pods : std::min<size_t>(pods, 8);
+      std::mt19937_64 rng(o.seed);
       size_t start = 0;
       std::vector<std::string> list;
       for (size_t k = 0; k < orders; ++k) {
@@ -122,14 +209,14 @@ bool buildCorpus(const LoadgenOptions& o, Corpus& corpus, std::string& error) {
         start = (start + toFind) % std::max<size_t>(n, 1);  // every node passes: processed = found
       }
     }
-    for (size_t i = 0; i < pods.size(); ++i) corpus.add({head, corpus.keep(pods.podWire(i)), tails[i % tails.size()]});
+    for (size_t i = 0; i < pods; ++i) corpus.add({head, corpus.keep(std::move(src.podWires[i])), tails[i % tails.size()]});
     if (o.apiserverPort >= 0) {
-      for (size_t i = 0; i < fleetGen.size(); ++i) corpus.apiNodes.add(fleetGen.nodeWire(i));
+      for (const std::string& wire : src.nodeWires) corpus.apiNodes.add(wire);
     }
     if (o.churn) {
-      for (size_t i = 0; i < pods.size(); ++i) {
-        const fleet::PodSummary& ps = pods.summary(i);
-        corpus.templates.push_back({corpus.keep(ps.namespace_), corpus.keep(ps.name), corpus.keep(ps.uid),
+      for (size_t i = 0; i < pods; ++i) {
+        const PodId& id = src.podIds[i];
+        corpus.templates.push_back({corpus.keep(id.namespace_), corpus.keep(id.name), corpus.keep(id.uid),
                                     corpus.bodies[i].parts[1], corpus.bodies[i].parts[2]});
       }
     }

@@ -639,6 +639,12 @@ bool runLoad(const LoadgenOptions& o, LoadgenResult& result) {
     std::fprintf(stderr, "loadgen: --churn needs the fake API server (--apiserver-port)\n");
     return false;
   }
+  if (o.nodesFile.empty() != o.podsFile.empty() ||
+      (!o.nodesFile.empty() && (!o.corpusDir.empty() || !o.requestsFile.empty()))) {
+    std::fprintf(stderr, "loadgen: --nodes-file and --pods-file go together, and not with --corpus or "
+                         "--requests-file\n");
+    return false;
+  }
   if (o.apiserverPort >= 0 && !o.requestsFile.empty()) {
     std::fprintf(stderr, "loadgen: --apiserver-port serves the generated fleet: not with --requests-file\n");
     return false;

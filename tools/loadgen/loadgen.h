@@ -46,8 +46,11 @@ struct LoadgenOptions {
   int percentageOfNodesToScore = 100;  // as the project's manifests set it (0: adaptive)
 
   // Request corpus: rebuilt in memory from the generator (same options as gen-fleet, or read from
-  // DIR/corpus.json when `corpusDir` is set), or read as NDJSON bodies from `requestsFile`.
+  // DIR/corpus.json when `corpusDir` is set), built from a cluster's NodeList and PodList
+  // (`nodesFile`, `podsFile`: kubectl get -o json), or read as NDJSON bodies from `requestsFile`.
   std::string corpusDir;
+  std::string nodesFile;
+  std::string podsFile;
   std::string requestsFile;
   size_t corpusNodes = 1000;
   size_t corpusPods = 256;  // distinct pod bodies cycled through
