@@ -63,7 +63,9 @@ import platform
 import random
 import re
 import ssl
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -85,6 +87,7 @@ PEERS = ("go-seed", "go-nodenames")
 POD_MIX = ((1, 8), (2, 4), (4, 2), (8, 1))
 CPU_NODE_EVERY = 10  # node i is CPU-only when i % 10 == 9
 NAMESPACE = "scale"
+LOADGEN_PODS = 256  # pods loadgen cycles through beside the scale run (a body per pod and order)
 # The floor configuration's profile: one plugin that decides nothing in this fleet.
 FLOOR_PROFILE = """apiVersion: fleetsched.io/v1alpha1
 kind: FleetschedConfiguration
@@ -439,6 +442,80 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
             log(f"[{config}] logs kept in {workdir}")
 
 
+def loadgenBeside(args, pods: list[dict]) -> dict:
+    """fleetsched's latency from its own load generator on this run's fleet, after the rounds:
+    serve --nodes on the same Node objects (no pods bound: a static fleet) and loadgen sending
+    the first LOADGEN_PODS of the pods kube-scheduler calls the extender for (GPU pods: the
+    stanza's managedResources), in kube-scheduler's order (new per pod) and as one repeated
+    list, serve and loadgen pinned to their own CPUs when there are two. Every node goes to
+    every filter, where kube-scheduler sends only those its own filters kept."""
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="fleetsched-scale-loadgen-", dir=args.workdir) as tmp:
+        nodes, podList = Path(tmp) / "nodes.json", Path(tmp) / "pods.json"
+        nodes.write_text(json.dumps({"apiVersion": "v1", "kind": "NodeList", "items": [
+            scaleNode(i, args.gpus_per_node, args.node_images) for i in range(args.nodes)]}))
+        podList.write_text(json.dumps({"apiVersion": "v1", "kind": "PodList",
+                                       "items": [p for p in pods if podGpus(p)][:LOADGEN_PODS]}))
+        pinned = (os.cpu_count() or 1) >= 2
+        for order in ("kube-scheduler", "repeated"):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            serve = subprocess.Popen(
+                [args.fleetsched, "serve", "--listen", f"127.0.0.1:{port}", "--nodes", str(nodes)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                preexec_fn=(lambda: os.sched_setaffinity(0, {0})) if pinned else None)
+            try:
+                waitFor("fleetsched serve --nodes",
+                        lambda: fetchText(f"http://127.0.0.1:{port}/readyz") is not None, timeout=120)
+                report = Path(tmp) / f"{order}.json"
+                subprocess.run([args.fleetsched, "loadgen", "-t", f"127.0.0.1:{port}",
+                                "--nodes-file", str(nodes), "--pods-file", str(podList),
+                                "--order", order, "-c", "1", "-D", str(args.loadgen_seconds),
+                                "-w", "1", "--json", str(report), "-q",
+                                *(["--cpu", "1"] if pinned else [])], check=True, timeout=600)
+                out[order] = json.loads(report.read_text())["verbs"]
+            finally:
+                serve.terminate()
+                serve.wait(timeout=30)
+    return out
+
+
+def loadgenTable(results: list[dict], lg: dict) -> str:
+    """fleetsched's own histograms in the scale run (median over rounds) next to the load
+    generator's percentiles on the same fleet, µs."""
+    def us(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.0f}"
+    rows = ["| fleetsched, same fleet | filter p50 / p99 µs | prioritize p50 / p99 µs |",
+            "|---|---|---|"]
+    own = [r["extender"] for r in results if r["config"] == "fleetsched" and r.get("extender")]
+    ownP50 = None
+    if own:
+        def med(verb: str, q: str) -> float | None:
+            vals = [e[verb][q] for e in own if e[verb].get(q) is not None]
+            return statistics.median(vals) * 1e6 if vals else None
+        ownP50 = med("filter", "p50_s")
+        rows.append(f"| scale run, its own histogram (median of {len(own)} rounds) | "
+                    f"{us(ownP50)} / {us(med('filter', 'p99_s'))} | "
+                    f"{us(med('prioritize', 'p50_s'))} / {us(med('prioritize', 'p99_s'))} |")
+    for order, label in (("kube-scheduler", "loadgen, kube-scheduler's order"),
+                         ("repeated", "loadgen, one repeated list")):
+        v = lg.get(order)
+        if v:
+            rows.append(f"| {label} | {us(v['filter']['p50Us'])} / {us(v['filter']['p99Us'])} | "
+                        f"{us(v['prioritize']['p50Us'])} / {us(v['prioritize']['p99Us'])} |")
+    rows.append("")
+    faithful, repeated = lg.get("kube-scheduler"), lg.get("repeated")
+    if faithful and repeated and repeated["filter"]["p50Us"]:
+        rows.append(f"loadgen filter p50, kube-scheduler's order ÷ repeated: "
+                    f"{faithful['filter']['p50Us'] / repeated['filter']['p50Us']:.2f} (target ≤ 1.25)")
+    if faithful and ownP50 and faithful["filter"]["p50Us"]:
+        rows.append(f"filter p50, fleetsched's own in the scale run ÷ loadgen's in kube-scheduler's "
+                    f"order: {ownP50 / faithful['filter']['p50Us']:.2f} (target ≤ 2; the histogram's "
+                    "buckets make the first coarse)")
+    return "\n".join(rows)
+
+
 def signaturesDisabled(plane: ControlPlane) -> bool:
     """kube-scheduler 1.36 logs this line when a profile cannot batch pods by signature
     (OpportunisticBatching): any extender configured, or a plugin without SignPod
@@ -617,6 +694,9 @@ def main() -> int:
     ap.add_argument("--go-nodenames", default=os.environ.get("FLEETSCHED_GO_NODENAMES", ""))
     ap.add_argument("--workdir", default=os.environ.get("FLEETSCHED_E2E_WORKDIR") or None)
     ap.add_argument("--keep", action="store_true", help="keep every work folder")
+    ap.add_argument("--loadgen-seconds", type=float, default=10,
+                    help="after the rounds, when fleetsched ran: measure it with its own load "
+                         "generator on the same fleet for this long per node order (0: skip)")
     args = ap.parse_args()
     # The components run in their work folders: binaries given relative to here must still resolve.
     for key in ("fleetsched", "scheduler", "baseline", "go_seed", "go_nodenames"):
@@ -668,6 +748,12 @@ def main() -> int:
           f"{args.pods} pods ({demand} GPUs; peers: the first {meta['peer_pods']}), "
           f"k8s {meta['k8s']}, etcd {meta['etcd']}")
     print(table(results))
+    if args.loadgen_seconds > 0 and "fleetsched" in configs:
+        lg = loadgenBeside(args, pods)
+        Path(args.json).write_text(json.dumps({"meta": meta, "results": results, "loadgen": lg},
+                                              indent=2))
+        print()
+        print(loadgenTable(results, lg))
     log(f"results written to {args.json}")
     complete = all(r["scheduled"] >= r["pods"] and r["check"]["over_allocated_nodes"] == 0
                    for r in results)
