@@ -1,10 +1,12 @@
 // CacheSink: the reflectors' sink into the cache (engine/ingest only).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apiclient/reflector.h"
 #include "cache/cache.h"
@@ -99,6 +101,7 @@ class CacheSink final : public apiclient::ReflectorSink {
           writer().deleteNode(key);
         } else {
           writer().deletePod(key);
+          if (onPodsDeleted_) deleted_.emplace_back(key);
         }
         e.type = apiclient::WatchEventInfo::Type::Deleted;
         break;
@@ -122,7 +125,17 @@ class CacheSink final : public apiclient::ReflectorSink {
     return e;
   }
 
-  void flush() override { writer_.reset(); }  // a Writer publishes when it goes away
+  void flush() override {
+    writer_.reset();  // a Writer publishes when it goes away
+    if (!deleted_.empty()) {
+      onPodsDeleted_(std::move(deleted_));
+      deleted_.clear();
+    }
+  }
+
+  // A pod sink hands `fn` the UIDs of the pods its watch events deleted, once per flush (per
+  // network read), on the ingestion thread. Set before the reflector runs.
+  void onPodsDeleted(std::function<void(std::vector<std::string>)> fn) { onPodsDeleted_ = std::move(fn); }
 
  private:
   cache::Cache::Writer& writer() {
@@ -144,6 +157,8 @@ class CacheSink final : public apiclient::ReflectorSink {
   codec::PodList pods_;
   codec::WatchEvent event_;
   std::optional<cache::Cache::Writer> writer_;
+  std::function<void(std::vector<std::string>)> onPodsDeleted_;
+  std::vector<std::string> deleted_;  // since the last flush, with onPodsDeleted_
 };
 
 }  // namespace fleetsched::engine

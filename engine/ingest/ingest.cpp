@@ -413,6 +413,12 @@ bool Ingestor::start(uv_loop_t* reactor, std::string& error) {
   uv_timer_start(
       &l->stats, [](uv_timer_t* t) { static_cast<Loop*>(t->data)->updateMetrics(); }, kStatsIntervalMs,
       kStatsIntervalMs);
+  l->podSink.onPodsDeleted([this](std::vector<std::string> uids) {
+    if (!forwardPodDeletions_.load(std::memory_order_acquire)) return;
+    runOnReactor([this, uids = std::move(uids)]() mutable {
+      if (podDeletions_) podDeletions_(std::move(uids));
+    });
+  });
   l->nodes.start();
   l->pods.start();
   if (options_.leaderElection) {
@@ -488,6 +494,11 @@ void Ingestor::runOnReactor(std::function<void()> fn) {
     reactorQueue_.push_back(std::move(fn));
   }
   uv_async_send(reactorAsync_);
+}
+
+void Ingestor::watchPodDeletions(std::function<void(std::vector<std::string>)> fn) {
+  podDeletions_ = std::move(fn);
+  forwardPodDeletions_.store(true, std::memory_order_release);
 }
 
 void Ingestor::afterIngestTurn(std::function<void()> fn) {

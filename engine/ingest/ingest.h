@@ -124,6 +124,9 @@ class Ingestor : public Binder {
   // on the ingestion thread; `done(result, error)` runs on the reactor loop.
   void audit(std::function<void(AuditResult result, std::string error)> done);
 
+  // Binder: hands `fn`, on the reactor loop, the UIDs of pods the pod watch saw deleted.
+  void watchPodDeletions(std::function<void(std::vector<std::string> uids)> fn) override;
+
   struct Loop;
 
  private:
@@ -153,6 +156,10 @@ class Ingestor : public Binder {
   uv_async_t* reactorAsync_ = nullptr;
   std::mutex reactorMutex_;
   std::vector<std::function<void()>> reactorQueue_;
+  // watchPodDeletions: the reactor's callback (reactor thread only), and whether the ingestion
+  // thread should post deletions at all.
+  std::function<void(std::vector<std::string>)> podDeletions_;
+  std::atomic<bool> forwardPodDeletions_{false};
 };
 
 }  // namespace fleetsched::engine

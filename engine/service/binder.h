@@ -44,6 +44,12 @@ class Binder {
   // only the replica that holds the lease and has caught up with kube-apiserver may
   // (engine::Ingestor). The service answers such requests with this text in their Error field.
   virtual std::string bindRefusal() const { return {}; }
+
+  // Calls `fn` on the reactor loop, from now on, with the UIDs of pods whose deletion the pod
+  // watch delivered (a batch per network read), so the service forgets pods it remembered for
+  // a bind that will not come. Call it on the reactor loop. A Binder without a pod watch never
+  // calls `fn`.
+  virtual void watchPodDeletions(std::function<void(std::vector<std::string> uids)> fn) { (void)fn; }
 };
 
 }  // namespace fleetsched::engine

@@ -84,6 +84,8 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
   notLeaderPreempts_ = &metrics.counter("not_leader_total", notLeader, {{"verb", "preempt"}});
   podsRead_ = &metrics.counter("bind_pods_read_total",
                                "Binds of pods filtered by another replica, read from kube-apiserver to bind them");
+  rememberedGauge_ = &metrics.gauge("bind_pods_remembered",
+                                    "Filtered pods kept for their bind (serve --bind), forgotten once bound or deleted");
   nodesReused_ = &metrics.counter("full_nodes_reused_total",
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
   if (options_.loop != nullptr) {
@@ -376,6 +378,16 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
   trace(req, preemptArgs_.pod, {true, t0, parsed, decided, uv_hrtime(), victims.size(), 0, 0});
 }
 
+void ExtenderService::enableBinding(Binder* binder) {
+  binder_ = binder;
+  // Pods deleted before a bind (never schedulable, their job gone) stayed until kRememberedPods
+  // newer ones pushed them out: serve's RSS grew from 20 to 48.7 MB in 745 s under loadgen's
+  // churn (100 pods/s, about 11/s never bound), ~3.4 KB a pod.
+  binder->watchPodDeletions([this](std::vector<std::string> uids) {
+    for (const std::string& uid : uids) forget(uid);
+  });
+}
+
 void ExtenderService::remember(const codec::Pod& pod, bool peerVerified) {
   if (binder_ == nullptr || pod.uid.empty()) return;
   std::string uid(pod.uid);
@@ -395,6 +407,7 @@ void ExtenderService::remember(const codec::Pod& pod, bool peerVerified) {
   rememberedOrder_.push_back(uid);
   remembered_.emplace(std::move(uid),
                       RememberedPod{std::make_unique<OwnedPod>(pod), peerVerified, std::prev(rememberedOrder_.end())});
+  rememberedGauge_->set(static_cast<double>(remembered_.size()));
 }
 
 void ExtenderService::forget(const std::string& uid) {
@@ -402,6 +415,7 @@ void ExtenderService::forget(const std::string& uid) {
   if (it == remembered_.end()) return;
   rememberedOrder_.erase(it->second.order);
   remembered_.erase(it);
+  rememberedGauge_->set(static_cast<double>(remembered_.size()));
 }
 
 bool ExtenderService::bind(ExtenderRequest& req, cache::Cache::Writer& w) {

@@ -112,8 +112,9 @@ class ExtenderService : public BatchHandler {
 
   // /readyz follows `check` (e.g. the watch's initial sync); ready by default.
   void setReadyCheck(std::function<bool()> check) { readyCheck_ = std::move(check); }
-  // Serves bind through `binder` (the Ingestor), which must outlive every bind in flight.
-  void enableBinding(Binder* binder) { binder_ = binder; }
+  // Serves bind through `binder` (the Ingestor), which must outlive every bind in flight and
+  // the service's pod deletions (Binder::watchPodDeletions).
+  void enableBinding(Binder* binder);
 
   // GET /debug/pods/<namespace>/<name>: the pod's last recorded filter and prioritize decision,
   // node by node, as JSON; 400 for a path that does not name a pod the way Kubernetes names
@@ -213,6 +214,7 @@ class ExtenderService : public BatchHandler {
   Counter* notLeaderBinds_;
   Counter* notLeaderPreempts_;
   Counter* podsRead_;
+  Gauge* rememberedGauge_;
 };
 
 }  // namespace fleetsched::engine
