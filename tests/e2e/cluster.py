@@ -239,6 +239,9 @@ class Plugin:
     """fleetsched-scheduler: kube-scheduler with fleetsched's engine as the Fleetsched plugin."""
     binary: str
     config: str = ""  # a FleetschedConfiguration (YAML) for the plugin's args; "": built-in
+    # kube-scheduler's default scores turned off at preScore and score, as the shipped
+    # configuration turns some off (scale.shippedDisabledScores); (): all stay on.
+    disabledScores: tuple[str, ...] = ()
 
     def profile(self) -> str:
         """The profile lines that enable the plugin (deploy/'s KubeSchedulerConfiguration does
@@ -256,6 +259,9 @@ class Plugin:
       - name: Fleetsched
       - name: DefaultBinder
 """
+        if self.disabledScores:
+            names = "".join(f"      - name: {n}\n" for n in self.disabledScores)
+            lines += f"    preScore:\n      disabled:\n{names}    score:\n      disabled:\n{names}"
         if self.config:
             args = json.dumps(yaml.safe_load(self.config))
             lines += f"  pluginConfig:\n  - name: Fleetsched\n    args: {args}\n"
