@@ -91,9 +91,10 @@ bool generate(const LoadgenOptions& o, Source& src, std::string& error) {
   return true;
 }
 
-// The items of the v1 List in `path` (kubectl get -o json writes one).
-bool readItems(const std::string& path, simdjson::dom::parser& parser, simdjson::dom::array& items, std::string& text,
+// The items of the v1 List in `path` (kubectl get -o json writes one); they live in `parser`.
+bool readItems(const std::string& path, simdjson::dom::parser& parser, simdjson::dom::array& items,
                std::string& error) {
+  std::string text;
   if (!readFile(path, text)) {
     error = "cannot read " + path;
     return false;
@@ -115,8 +116,7 @@ bool readItems(const std::string& path, simdjson::dom::parser& parser, simdjson:
 bool readDump(const LoadgenOptions& o, Source& src, std::string& error) {
   simdjson::dom::parser parser;
   simdjson::dom::array items;
-  std::string text;
-  if (!readItems(o.nodesFile, parser, items, text, error)) return false;
+  if (!readItems(o.nodesFile, parser, items, error)) return false;
   for (simdjson::dom::element item : items) {
     std::string_view name, zone;
     if (item["metadata"]["name"].get(name) != simdjson::SUCCESS || name.empty()) {
@@ -128,7 +128,7 @@ bool readDump(const LoadgenOptions& o, Source& src, std::string& error) {
     src.zones.emplace_back(zone);
     if (o.apiserverPort >= 0 || o.mode == ArgsMode::kFull) src.nodeWires.push_back(simdjson::minify(item));
   }
-  if (!readItems(o.podsFile, parser, items, text, error)) return false;
+  if (!readItems(o.podsFile, parser, items, error)) return false;
   for (simdjson::dom::element item : items) {
     std::string_view ns, name, uid;
     if (item["metadata"]["name"].get(name) != simdjson::SUCCESS || name.empty()) {
