@@ -53,6 +53,10 @@ Server::Impl::Impl(uv_loop_t* l, ServerConfig c, BatchHandler& h, Metrics& m)
                           "Request body bytes copied out of the shared read buffer (the rest are read in place)",
                           with("", ""));
   bytesOut = &m.counter("http_sent_bytes_total", "Bytes of responses queued to clients", with("", ""));
+  queuedCopies = &m.counter("http_write_copied_bytes_total",
+                            "Response bytes the socket did not take at once, copied to be queued (status lines, "
+                            "headers, TLS records; answers are queued where they are)",
+                            with("", ""));
   accepted = &m.counter("http_connections_accepted_total", "Connections accepted", with("", ""));
   open = &m.gauge("http_connections", "Open client connections", with("", ""));
   deferredGauge = &m.gauge("http_deferred_requests",

@@ -188,7 +188,9 @@ enum class ConnState : uint8_t {
 struct WriteReq {
   uv_write_t req;
   Connection* conn;
-  std::string data;  // counted in Impl::buffered until written or cancelled
+  std::string data;                    // copied bytes: status lines and headers, TLS records
+  std::vector<codec::Buffer> answers;  // answers taken over whole rather than copied
+  size_t charged = 0;                  // counted in Impl::buffered until written or cancelled
 };
 
 struct Connection {
@@ -207,6 +209,7 @@ struct Connection {
   std::string peer;  // the client's raw IP address, counted in Impl::perClient; empty: not counted
   std::string head;  // status lines and headers of one flush
   std::vector<uv_buf_t> bufs;
+  std::vector<codec::Buffer*> owners;  // bufs[i]'s answer, which a queued write may take; or null
   // Bytes of Impl::buffered held by this connection: the body being received (its declared
   // length, from the end of its headers), bodies of requests not yet answered, answers queued.
   size_t bodyCharged = 0;
@@ -270,6 +273,7 @@ struct Server::Impl {
   std::unique_ptr<char[]> readBuf{new char[kReadBufferBytes]};
   std::unique_ptr<char[]> tlsPlain;  // kTlsPlainBytes, on TLS listeners only
   std::string tlsGather;             // small responses gathered into one TLS record
+  std::vector<uv_buf_t> queued;      // writeSocket: the queued write's buffers (uv_write copies them)
   std::string metricsText;  // /metrics rendered here, then copied into its slot
   uint64_t readNs = 0;
 
@@ -284,6 +288,7 @@ struct Server::Impl {
   Counter* batchedRequests;
   Counter* bytesIn;
   Counter* bodyCopied;
+  Counter* queuedCopies;
   Counter* bytesOut;
   Counter* accepted;
   Gauge* open;
@@ -338,8 +343,11 @@ struct Server::Impl {
   void runTurn();
   void flush(Connection* c);
   void writeRaw(Connection* c, std::string_view data);
-  void writeBufs(Connection* c, uv_buf_t* bufs, size_t n, size_t total);
-  void writeSocket(Connection* c, uv_buf_t* bufs, size_t n, size_t total);  // bytes as they are
+  // owners (optional): per buffer, the answer it shows, which the write takes over when the
+  // socket does not take it at once; other bytes are copied.
+  void writeBufs(Connection* c, uv_buf_t* bufs, size_t n, size_t total, codec::Buffer* const* owners = nullptr);
+  void writeSocket(Connection* c, uv_buf_t* bufs, size_t n, size_t total,
+                   codec::Buffer* const* owners = nullptr);  // bytes as they are
   void writeTls(Connection* c, uv_buf_t* bufs, size_t n, size_t total);     // encrypted first
   void flushTls(Connection* c);  // the session's pending ciphertext to the socket
   static void onWrite(uv_write_t* req, int status);

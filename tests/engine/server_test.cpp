@@ -745,6 +745,31 @@ TEST_F(ServerTest, LargeResponseToASlowReaderIsWrittenCompletely) {
   EXPECT_EQ(c.next().status, 200);
 }
 
+// What the socket does not take at once is queued: a large answer as it is, only its status line
+// and headers copied. Copying a 45 MB full-Nodes answer held the loop for 17-23 ms.
+TEST_F(ServerTest, LargeAnswerToASlowReaderIsQueuedWithoutACopy) {
+  start();
+  Client c(port_);
+  std::string body(32u << 20, 'z');
+  c.send(post("/filter", body));
+  // The client reads nothing yet: the socket takes a few MB, the rest is queued.
+  double buffered = 0;
+  for (int i = 0; i < 200 && buffered == 0; ++i) {
+    std::this_thread::sleep_for(5ms);
+    buffered = metric("fleetsched_http_buffered_bytes");
+  }
+  ASSERT_GT(buffered, 1 << 20) << "the answer was not queued: this test would not see a copy";
+  Response r = c.next();
+  EXPECT_EQ(r.status, 200);
+  ASSERT_EQ(r.body.size(), body.size() + 7);
+  EXPECT_EQ(r.body.substr(0, 8), "filter:z");
+  EXPECT_EQ(r.body.find_first_not_of('z', 7), std::string::npos);
+  EXPECT_LT(metric("fleetsched_http_write_copied_bytes_total"), 1024);
+  c.send(get("/healthz"));
+  EXPECT_EQ(c.next().status, 200);
+  EXPECT_EQ(metric("fleetsched_http_buffered_bytes"), 0);
+}
+
 // close() with connections in every state: TearDown's uv_loop_close() fails if a handle leaks,
 // and ASan reports leaked connection memory.
 TEST_F(ServerTest, CloseReleasesBusyConnections) {
