@@ -234,38 +234,34 @@ class Extender:
         return f"http://127.0.0.1:{self.probePort or self.port}{self.healthPath}"
 
 
+SHIPPED_PLUGIN_MANIFEST = SOURCE_ROOT / "deploy" / "kubernetes" / "plugin.yaml"
+
+
+def shippedPluginProfile() -> dict:
+    """The KubeSchedulerConfiguration profile deploy/kubernetes/plugin.yaml ships (the chart's
+    plugin mode renders the same): Fleetsched enabled with its weight, the default scores that
+    work against its placement turned off, Fleetsched first among the binders."""
+    for doc in yaml.safe_load_all(SHIPPED_PLUGIN_MANIFEST.read_text()):
+        config = ((doc or {}).get("data") or {}).get("scheduler-config.yaml")
+        if config:
+            return yaml.safe_load(config)["profiles"][0]
+    raise HarnessError(f"{SHIPPED_PLUGIN_MANIFEST} has no scheduler-config.yaml")
+
+
 @dataclass
 class Plugin:
     """fleetsched-scheduler: kube-scheduler with fleetsched's engine as the Fleetsched plugin."""
     binary: str
     config: str = ""  # a FleetschedConfiguration (YAML) for the plugin's args; "": built-in
-    # kube-scheduler's default scores turned off at preScore and score, as the shipped
-    # configuration turns some off (scale.shippedDisabledScores); (): all stay on.
-    disabledScores: tuple[str, ...] = ()
 
     def profile(self) -> str:
-        """The profile lines that enable the plugin (deploy/'s KubeSchedulerConfiguration does
-        the same): everywhere it implements, and first among the binders, so GPU pods are bound
-        with their fleetsched.io/gpu-index (it skips every other pod for DefaultBinder)."""
-        lines = """\
-  plugins:
-    multiPoint:
-      enabled:
-      - name: Fleetsched
-    bind:
-      disabled:
-      - name: "*"
-      enabled:
-      - name: Fleetsched
-      - name: DefaultBinder
-"""
-        if self.disabledScores:
-            names = "".join(f"      - name: {n}\n" for n in self.disabledScores)
-            lines += f"    preScore:\n      disabled:\n{names}    score:\n      disabled:\n{names}"
+        """The profile lines of the shipped configuration (shippedPluginProfile's plugins), so
+        every scenario and the scale run test what users deploy; the plugin's args are
+        `config`'s."""
+        lines = {"plugins": shippedPluginProfile()["plugins"]}
         if self.config:
-            args = json.dumps(yaml.safe_load(self.config))
-            lines += f"  pluginConfig:\n  - name: Fleetsched\n    args: {args}\n"
-        return lines
+            lines["pluginConfig"] = [{"name": "Fleetsched", "args": yaml.safe_load(self.config)}]
+        return "".join(f"  {line}\n" for line in yaml.safe_dump(lines, sort_keys=False).splitlines())
 
 
 @dataclass

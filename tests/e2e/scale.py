@@ -354,8 +354,7 @@ def runConfig(config: str, args, paths: dict, pods: list[dict]) -> dict:
         if not args.create_while_scheduling:
             createPods()
             log(f"[{config}] {len(pods)} pods created in {result['pod_create_s']:.1f} s")
-        plane.startScheduler(plugin=Plugin(args.scheduler, disabledScores=shippedDisabledScores())
-                             if config == "plugin" else None)
+        plane.startScheduler(plugin=Plugin(args.scheduler) if config == "plugin" else None)
         result["control_plane_up_s"] = time.monotonic() - started
         schedMetrics = f"https://127.0.0.1:{plane.schedulerPort}/metrics"
 
@@ -518,20 +517,6 @@ def loadgenTable(results: list[dict], lg: dict) -> str:
                     f"order: {ownP50 / faithful['filter']['p50Us']:.2f} (target ≤ 2; the histogram's "
                     "buckets make the first coarse)")
     return "\n".join(rows)
-
-
-def shippedDisabledScores() -> tuple[str, ...]:
-    """The default scores the shipped plugin configuration (deploy/kubernetes/plugin.yaml, which
-    the chart's plugin mode matches) turns off: the plugin config runs as users deploy it. Run
-    with them on, kube-scheduler spent 6.5 % of its CPU in those two scores' Score calls at
-    1,000 nodes."""
-    manifest = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "plugin.yaml"
-    for doc in yaml.safe_load_all(manifest.read_text()):
-        config = ((doc or {}).get("data") or {}).get("scheduler-config.yaml")
-        if config:
-            score = yaml.safe_load(config)["profiles"][0]["plugins"].get("score") or {}
-            return tuple(p["name"] for p in score.get("disabled") or [])
-    raise HarnessError(f"{manifest} has no scheduler-config.yaml")
 
 
 def signaturesDisabled(plane: ControlPlane) -> bool:
