@@ -752,13 +752,12 @@ TEST_F(ServerTest, LargeAnswerToASlowReaderIsQueuedWithoutACopy) {
   Client c(port_);
   std::string body(32u << 20, 'z');
   c.send(post("/filter", body));
-  // The client reads nothing yet: the socket takes a few MB, the rest is queued.
-  double buffered = 0;
-  for (int i = 0; i < 200 && buffered == 0; ++i) {
+  // The client reads nothing yet: once the answer is written (its latency observed), the socket
+  // holds a few MB of it and the rest is queued, the only bytes the server still buffers.
+  for (int i = 0; i < 400 && metric("fleetsched_http_request_duration_seconds_count{verb=\"filter\"}") == 0; ++i)
     std::this_thread::sleep_for(5ms);
-    buffered = metric("fleetsched_http_buffered_bytes");
-  }
-  ASSERT_GT(buffered, 1 << 20) << "the answer was not queued: this test would not see a copy";
+  ASSERT_GT(metric("fleetsched_http_buffered_bytes"), 1 << 20)
+      << "the answer was not queued: this test would not see a copy";
   Response r = c.next();
   EXPECT_EQ(r.status, 200);
   ASSERT_EQ(r.body.size(), body.size() + 7);
