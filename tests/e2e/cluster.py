@@ -234,18 +234,26 @@ class Extender:
         return f"http://127.0.0.1:{self.probePort or self.port}{self.healthPath}"
 
 
-SHIPPED_PLUGIN_MANIFEST = SOURCE_ROOT / "deploy" / "kubernetes" / "plugin.yaml"
+def shippedSchedulerConfig(manifest: str) -> dict:
+    """The KubeSchedulerConfiguration that deploy/kubernetes/<manifest> ships (the chart renders
+    the same for its shape)."""
+    path = SOURCE_ROOT / "deploy" / "kubernetes" / manifest
+    for doc in yaml.safe_load_all(path.read_text()):
+        config = ((doc or {}).get("data") or {}).get("scheduler-config.yaml")
+        if config:
+            return yaml.safe_load(config)
+    raise HarnessError(f"{path} has no scheduler-config.yaml")
 
 
 def shippedPluginProfile() -> dict:
-    """The KubeSchedulerConfiguration profile deploy/kubernetes/plugin.yaml ships (the chart's
-    plugin mode renders the same): Fleetsched enabled with its weight, the default scores that
-    work against its placement turned off, Fleetsched first among the binders."""
-    for doc in yaml.safe_load_all(SHIPPED_PLUGIN_MANIFEST.read_text()):
-        config = ((doc or {}).get("data") or {}).get("scheduler-config.yaml")
-        if config:
-            return yaml.safe_load(config)["profiles"][0]
-    raise HarnessError(f"{SHIPPED_PLUGIN_MANIFEST} has no scheduler-config.yaml")
+    """plugin.yaml's profile: Fleetsched enabled with its weight, the default scores that work
+    against its placement turned off, Fleetsched first among the binders."""
+    return shippedSchedulerConfig("plugin.yaml")["profiles"][0]
+
+
+def shippedExtenderWeight() -> int:
+    """The extender's weight in sidecar.yaml's stanza."""
+    return int(shippedSchedulerConfig("sidecar.yaml")["extenders"][0]["weight"])
 
 
 @dataclass
@@ -339,10 +347,11 @@ class ControlPlane:
         self._retryOnPortClash(self._startExtender, extender)
 
     def startScheduler(self, ignoredByScheduler: bool = False, binder: bool = False,
-                       managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
+                       managedResource: str | None = "nvidia.com/gpu", extenderWeight: int | None = None,
                        profile: str = "", plugin: Plugin | None = None) -> None:
         """plugin: run fleetsched-scheduler with the Fleetsched plugin enabled instead of
         kube-scheduler (and no extender).
+        extenderWeight: the extender's weight (None: sidecar.yaml's, as users deploy it).
         binder: kube-scheduler also sends bindVerb and preemptVerb to the extender.
         managedResource: the extended resource whose pods kube-scheduler sends the extender;
         None leaves managedResources out, so kube-scheduler asks it about every pod.
@@ -437,11 +446,13 @@ class ControlPlane:
         self.extender, self.extenderProcess = extender, proc
 
     def _startScheduler(self, ignoredByScheduler: bool, binder: bool = False,
-                        managedResource: str | None = "nvidia.com/gpu", extenderWeight: int = 1,
+                        managedResource: str | None = "nvidia.com/gpu", extenderWeight: int | None = None,
                         profile: str = "", plugin: Plugin | None = None) -> None:
         # Without an extender (self.extender None) kube-scheduler runs alone:
         # the scale run's baseline.
         assert self.kubeconfig is not None
+        if extenderWeight is None:
+            extenderWeight = shippedExtenderWeight()
         if plugin is not None:
             profile = plugin.profile() + profile
         self.schedulerPort = freePort()
