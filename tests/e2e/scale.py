@@ -29,8 +29,8 @@ bound them all.
                 the same control plane and host (not run by default)
 
 Every extender gets the same stanza (filterVerb + prioritizeVerb,
-managedResources nvidia.com/gpu, weight 1; nodeCacheCapable true but for
-go-seed); kube-scheduler runs with qps/burst 5000/10000 and
+managedResources nvidia.com/gpu, the weight of deploy/kubernetes/sidecar.yaml;
+nodeCacheCapable true but for go-seed); kube-scheduler runs with qps/burst 5000/10000 and
 percentageOfNodesToScore 100 (cluster.py). The Go peers schedule only the
 first --peer-pods pods (default 1,000): at their rate all 10,000 would take
 most of an hour, and pods/s is a rate either way.
