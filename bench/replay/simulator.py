@@ -27,6 +27,7 @@ import csv
 import concurrent.futures
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,8 +76,7 @@ def pod_yaml(row):
     gpus = int(row["num_gpu"])
     lines = ["apiVersion: v1", "kind: Pod", "metadata:"]
     if gpus != 0:
-        milli = int(float(row["gpu_milli"] or 0))
-        milli = milli if 0 < milli <= 1000 else 1000 if milli > 1000 else 0
+        milli = min(max(int(float(row["gpu_milli"] or 0)), 0), 1000)
         lines.append("  annotations:")
         lines.append(f"    alibabacloud.com/gpu-count: '{gpus}'")
         lines.append(f"    alibabacloud.com/gpu-milli: '{milli}'")
@@ -94,8 +94,7 @@ def pod_yaml(row):
 
 def write_inputs(sim, trace, folder):
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(sim, NODE_YAML)) as src, open(os.path.join(folder, "openb_node_list_gpu_node.yaml"), "w") as dst:
-        dst.write(src.read())
+    shutil.copyfile(os.path.join(sim, NODE_YAML), os.path.join(folder, "openb_node_list_gpu_node.yaml"))
     with open(trace, newline="") as f:
         rows = list(csv.DictReader(f))
     with open(os.path.join(folder, "pods.yaml"), "w") as out:
