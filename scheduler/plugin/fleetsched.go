@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"fleetsched/capi"
 )
@@ -148,6 +149,51 @@ type nameIndex struct {
 	set  uint64
 	byID []string
 	ids  map[string]uint32
+	// The same ids by kube-scheduler's NodeInfo, learned from the first PreFilter's node list
+	// under this name set and read-only after. kube-scheduler's snapshot keeps one NodeInfo per
+	// node name for the node's life (UpdateSnapshot copies a changed node into it), and within a
+	// name set a name has one id, so a NodeInfo found here has the right id; any other NodeInfo
+	// (preemption's copies, a node kube-scheduler has and the engine has not heard of) is
+	// looked up by name. Filter and Score look a node up once per node per pod, on 16
+	// goroutines: by name that was 0.91 s of a 20.85 s CPU profile of fleetsched-scheduler in
+	// the scale run (1,000 nodes, 2-vCPU VM; ~250 ns a lookup, hashing and comparing names that
+	// are not in cache), 4.4 % of kube-scheduler's CPU; by NodeInfo 0.38 s of 20.94 s (1.8 %).
+	byInfo atomic.Pointer[map[*framework.NodeInfo]uint32]
+}
+
+// id is the engine's id of kube-scheduler's node n under this name set.
+func (ix *nameIndex) id(n fwk.NodeInfo) (uint32, bool) {
+	if m := ix.byInfo.Load(); m != nil {
+		if ni, ok := n.(*framework.NodeInfo); ok {
+			if id, ok := (*m)[ni]; ok {
+				return id, true
+			}
+		}
+	}
+	node := n.Node()
+	if node == nil {
+		return 0, false
+	}
+	id, ok := ix.ids[node.Name]
+	return id, ok
+}
+
+// learn indexes kube-scheduler's NodeInfos once per name set (see byInfo).
+func (ix *nameIndex) learn(nodes []fwk.NodeInfo) {
+	if len(nodes) == 0 || ix.byInfo.Load() != nil {
+		return
+	}
+	m := make(map[*framework.NodeInfo]uint32, len(nodes))
+	for _, n := range nodes {
+		ni, ok := n.(*framework.NodeInfo)
+		if !ok || ni.Node() == nil {
+			continue
+		}
+		if id, ok := ix.ids[ni.Node().Name]; ok {
+			m[ni] = id
+		}
+	}
+	ix.byInfo.CompareAndSwap(nil, &m)
 }
 
 var (
@@ -385,7 +431,7 @@ func status(code capi.Code, reason string) *fwk.Status {
 	}
 }
 
-func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if !p.hasSynced() {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "fleetsched has not read every node and pod yet")
 	}
@@ -403,6 +449,7 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		return nil, status(code, reason)
 	}
 	s := &cycleState{pod: b, cycle: c, names: p.index(c.NameSet), overridden: &atomic.Bool{}}
+	s.names.learn(nodes)
 	// Every failure's Status once, so Filter (16 goroutines) allocates nothing.
 	maxFailure := byte(0)
 	for _, v := range c.Verdict {
@@ -434,12 +481,15 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if st != nil {
 		return st
 	}
-	name := nodeInfo.Node().Name
-	whatIf := len(s.removed[name]) > 0 || len(s.added[name]) > 0
+	whatIf := false
+	if len(s.removed)+len(s.added) > 0 {
+		name := nodeInfo.Node().Name
+		whatIf = len(s.removed[name]) > 0 || len(s.added[name]) > 0
+	}
 	if !whatIf {
-		id, ok := s.names.ids[name]
+		id, ok := s.names.id(nodeInfo)
 		if !ok || int(id) >= len(s.cycle.Verdict) {
-			return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+			return fwk.NewStatus(fwk.Unschedulable, "node "+nodeInfo.Node().Name+" is not in fleetsched's cache yet")
 		}
 		v := s.cycle.Verdict[id]
 		if v == capi.Pass {
@@ -451,9 +501,10 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 			if int(v) < len(s.failures) && s.failures[v] != nil {
 				return s.failures[v]
 			}
-			return fwk.NewStatus(fwk.Unschedulable, "node "+name+" is not in fleetsched's cache yet")
+			return fwk.NewStatus(fwk.Unschedulable, "node "+nodeInfo.Node().Name+" is not in fleetsched's cache yet")
 		}
 	}
+	name := nodeInfo.Node().Name
 	// Decide on the node as the NodeInfo holds it, against the engine's current state: without
 	// the pods the engine charges that the NodeInfo lacks (preemption's victims among them), with
 	// the pods preemption's what-if put on it.
@@ -534,7 +585,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		}
 	} else {
 		for _, n := range nodes {
-			if id, ok := s.names.ids[n.Node().Name]; ok {
+			if id, ok := s.names.id(n); ok {
 				ids = append(ids, id)
 			}
 		}
@@ -557,7 +608,7 @@ func (p *Plugin) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 	if st != nil {
 		return 0, st
 	}
-	if id, ok := s.names.ids[nodeInfo.Node().Name]; ok && int(id) < len(s.scores) {
+	if id, ok := s.names.id(nodeInfo); ok && int(id) < len(s.scores) {
 		return s.scores[id], nil
 	}
 	return 0, nil

@@ -76,6 +76,15 @@ func newFixture(t testing.TB, config string, nodes ...*v1.Node) *fixture {
 	return f
 }
 
+// infos is the fixture's nodes as kube-scheduler hands them to PreFilter: its snapshot's list.
+func (f *fixture) infos() []fwk.NodeInfo {
+	out := make([]fwk.NodeInfo, 0, len(f.nodes))
+	for _, ni := range f.nodes {
+		out = append(out, ni)
+	}
+	return out
+}
+
 func (f *fixture) bind(p *v1.Pod) {
 	f.p.upsertPod(klogDiscard(), p)
 	f.nodes[p.Spec.NodeName].AddPod(p)
@@ -93,7 +102,7 @@ func mustPodInfo(t *testing.T, p *v1.Pod) *framework.PodInfo {
 func (f *fixture) cycle(pod *v1.Pod) (fwk.CycleState, *fwk.PreFilterResult, map[string]*fwk.Status) {
 	f.t.Helper()
 	state := framework.NewCycleState()
-	res, st := f.p.PreFilter(context.Background(), state, pod, nil)
+	res, st := f.p.PreFilter(context.Background(), state, pod, f.infos())
 	if !st.IsSuccess() {
 		return state, res, map[string]*fwk.Status{"*": st}
 	}
@@ -126,6 +135,55 @@ func TestFilterAndScoreComeFromTheEngine(t *testing.T) {
 	empty, _ := f.p.Score(context.Background(), state, pod, f.nodes["a100-empty"])
 	if half != 100 || empty >= half {
 		t.Fatalf("scores half %d empty %d: binpacking should prefer the half-used node", half, empty)
+	}
+}
+
+// Filter and Score find a node's verdict by kube-scheduler's NodeInfo, learned once per name set
+// from PreFilter's node list; a NodeInfo it was not given (preemption's copies, a node the
+// engine has not heard of) is looked up by name.
+func TestNodeInfosAreIndexedOncePerNameSet(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100", 8, nil), gpuNode("cpu", 0, nil))
+	pod := gpuPod("new", 1, "", nil)
+	state, _, v := f.cycle(pod)
+	if !v["a100"].IsSuccess() || v["cpu"].IsSuccess() {
+		t.Fatalf("verdicts %v", v)
+	}
+	ix := f.p.names
+	m := ix.byInfo.Load()
+	if m == nil || len(*m) != 2 {
+		t.Fatalf("learned %v, want both nodes", m)
+	}
+	for name, ni := range f.nodes {
+		if id, ok := (*m)[ni]; !ok || id != ix.ids[name] {
+			t.Fatalf("%s: id %d by NodeInfo, %d by name", name, id, ix.ids[name])
+		}
+	}
+	// A copy of a node (what preemption filters) is found by its name.
+	if st := f.p.Filter(context.Background(), state, pod, f.nodes["cpu"].Snapshot()); st.IsSuccess() || !strings.Contains(st.Message(), "nvidia.com/gpu") {
+		t.Fatalf("copy of the cpu node: %v", st)
+	}
+	if st := f.p.Filter(context.Background(), state, pod, f.nodes["a100"].Snapshot()); !st.IsSuccess() {
+		t.Fatalf("copy of the a100 node: %v", st)
+	}
+	// A node kube-scheduler has and the engine has not heard of yet.
+	unknown := framework.NewNodeInfo()
+	unknown.SetNode(gpuNode("new-node", 8, nil))
+	if st := f.p.Filter(context.Background(), state, pod, unknown); st.IsSuccess() || !strings.Contains(st.Message(), "not in fleetsched's cache") {
+		t.Fatalf("unknown node: %v", st)
+	}
+	// A node added: a new name set, learned again from the next PreFilter.
+	h100 := gpuNode("h100", 8, nil)
+	f.p.upsertNode(klogDiscard(), h100)
+	f.nodes["h100"] = framework.NewNodeInfo()
+	f.nodes["h100"].SetNode(h100)
+	if _, _, v := f.cycle(pod); !v["h100"].IsSuccess() || !v["a100"].IsSuccess() || v["cpu"].IsSuccess() {
+		t.Fatalf("after adding h100: %v", v)
+	}
+	if f.p.names == ix {
+		t.Fatal("the name set did not change when a node was added")
+	}
+	if m := f.p.names.byInfo.Load(); m == nil || len(*m) != 3 {
+		t.Fatalf("learned %v after the add, want three nodes", m)
 	}
 }
 
@@ -392,7 +450,7 @@ func BenchmarkCycle(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					state := framework.NewCycleState()
 					t := time.Now()
-					if _, st := f.p.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+					if _, st := f.p.PreFilter(ctx, state, pod, infos); !st.IsSuccess() {
 						b.Fatal(st)
 					}
 					serial += time.Since(t)
