@@ -5,7 +5,8 @@
 // Extension points:
 //
 //	PreFilter   the engine decides every node for the pod once, against one snapshot; when a
-//	            pod fits only a few nodes the PreFilterResult names them
+//	            pod fits only a few nodes the PreFilterResult names them, with the nodes
+//	            preemption could make room on
 //	Filter      looks the node's verdict up; preemption's what-if (below), and a failing
 //	            verdict whose snapshot charged more pods than the NodeInfo holds (see
 //	            ledger), ask the engine about the node as the NodeInfo holds it
@@ -53,9 +54,10 @@ const Name = "Fleetsched"
 
 const (
 	stateKey fwk.StateKey = Name
-	// A PreFilterResult names the feasible nodes when there are at most this many: kube-scheduler
-	// then runs the other Filter plugins on those alone. 100 is kube-scheduler's own floor on the
-	// nodes it looks for (minFeasibleNodesToFind), below which it would visit every node anyway.
+	// A PreFilterResult names the nodes the pod may ever fit (below) when there are at most this
+	// many: kube-scheduler then runs the other Filter plugins on those alone. 100 is
+	// kube-scheduler's own floor on the nodes it looks for (minFeasibleNodesToFind), below which
+	// it would visit every node anyway.
 	fewNodes = 100
 
 	annotationGpuIndex   = "fleetsched.io/gpu-index"
@@ -463,15 +465,28 @@ func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	}
 	state.Write(stateKey, s)
 	if c.Feasible > 0 && c.Feasible <= fewNodes {
-		few := sets.New[string]()
-		for id, v := range c.Verdict {
-			if v == capi.Pass {
-				few.Insert(s.names.byID[id])
-			}
+		if few := s.mayFit(); few != nil {
+			return &fwk.PreFilterResult{NodeNames: few}, nil
 		}
-		return &fwk.PreFilterResult{NodeNames: few}, nil
 	}
 	return nil, nil
+}
+
+// mayFit is the nodes that pass, and those that fail only for now (Unschedulable: too few free
+// GPUs), or nil when there are more than fewNodes of them. kube-scheduler marks every node a
+// PreFilterResult leaves out UnschedulableAndUnresolvable, and DefaultPreemption looks for
+// victims on none of those: a node full of preemptible GPU pods must stay in.
+func (s *cycleState) mayFit() sets.Set[string] {
+	few := sets.New[string]()
+	for id, v := range s.cycle.Verdict {
+		if v == capi.Pass || (v != capi.Hole && int(v) < len(s.failures) && s.failures[v].Code() == fwk.Unschedulable) {
+			if few.Len() == fewNodes {
+				return nil
+			}
+			few.Insert(s.names.byID[id])
+		}
+	}
+	return few
 }
 
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return p }

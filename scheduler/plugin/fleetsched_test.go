@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
@@ -135,6 +136,21 @@ func TestFilterAndScoreComeFromTheEngine(t *testing.T) {
 	empty, _ := f.p.Score(context.Background(), state, pod, f.nodes["a100-empty"])
 	if half != 100 || empty >= half {
 		t.Fatalf("scores half %d empty %d: binpacking should prefer the half-used node", half, empty)
+	}
+}
+
+// The PreFilterResult leaves out only the nodes the pod can never fit: kube-scheduler marks those
+// unresolvable and DefaultPreemption looks for no victims there, so a node that is full for now
+// stays in.
+func TestPreFilterResultKeepsNodesPreemptionCanFree(t *testing.T) {
+	f := newFixture(t, "", gpuNode("a100-free", 8, nil), gpuNode("a100-full", 2, nil), gpuNode("cpu", 0, nil))
+	f.bind(gpuPod("low", 2, "a100-full", map[string]string{"fleetsched.io/gpu-index": "0-1"}))
+	_, res, verdicts := f.cycle(gpuPod("urgent", 2, "", nil))
+	if verdicts["a100-full"].Code() != fwk.Unschedulable || verdicts["cpu"].Code() != fwk.UnschedulableAndUnresolvable {
+		t.Fatalf("verdicts %v: want a100-full Unschedulable, cpu UnschedulableAndUnresolvable", verdicts)
+	}
+	if res == nil || !res.NodeNames.Equal(sets.New("a100-free", "a100-full")) {
+		t.Fatalf("PreFilterResult %v: want a100-free and a100-full (preemption may free it), not cpu", res)
 	}
 }
 

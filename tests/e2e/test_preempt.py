@@ -119,6 +119,43 @@ def test_preemption_skips_nodes_fleetsched_rejects(bindingCluster, bindingNamesp
     cluster.waitAuditClean()
 
 
+def test_preemption_looks_past_the_only_node_with_free_gpus(bindingCluster, bindingNamespace):
+    # One node has the preemptor's two GPUs free but its node affinity excludes that node; every
+    # other GPU node is full of low-priority pods. kube-scheduler's preemption looks for victims
+    # only on nodes no filter marked unresolvable, and every node a PreFilterResult leaves out
+    # counts as unresolvable: the plugin must not leave out the nodes that are only full.
+    cluster, namespace = bindingCluster, bindingNamespace
+    ensurePriorityClass(cluster, "e2e-low", 100)
+    ensurePriorityClass(cluster, "e2e-high", 100000)
+    spare = "a100-a-0"
+    low = [withPriority(pod(f"low-{s.name}-{i}", 1, annotations=TOLERANT,
+                            nodeSelector={"kubernetes.io/hostname": s.name}), "e2e-low")
+           for s in FLEET for i in range(s.gpus - (2 if s.name == spare else 0))]
+    cluster.createPods(namespace, low)
+    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
+    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
+    assert not waiting, waiting
+    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    cluster.waitAuditClean()
+
+    high = withPriority(pod("high-elsewhere", 2, annotations=TOLERANT), "e2e-high")
+    high["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [spare]}]}]}}}
+    cluster.kube.createPod(namespace, high)
+    bound = waitFor("the high-priority pod to be bound",
+                    lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high-elsewhere")),
+                    timeout=60, interval=0.2, watch=cluster.plane.processes)
+    node = bound["spec"]["nodeName"]
+    assert node != spare, node
+    remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
+    evicted = sorted(set(placed) - remaining)
+    assert len(evicted) == 2 and all(placed[n] == node for n in evicted), \
+        {n: placed[n] for n in evicted}
+    cluster.assertGpuIndexesSound()
+    cluster.waitAuditClean()
+
+
 def test_victims_with_a_grace_period_hold_their_gpus_until_gone(bindingCluster, bindingNamespace):
     # With a grace period, kube-scheduler's delete only marks the victims
     # Terminating; a kubelet would confirm later, none runs here. Meanwhile the
