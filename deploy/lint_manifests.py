@@ -228,6 +228,11 @@ def checkPluginConfig(where, cfg, context):
             if pointNames(plugins, point, "disabled"):
                 error(at, f"{point}.disabled {pointNames(plugins, point, 'disabled')}: keep every default "
                           f"filter ({PLUGIN} adds GPU, spot and zone filters, it replaces none)")
+        filters = pointNames(plugins, "filter", "enabled")
+        if not filters or filters[0] != PLUGIN:
+            error(at, f"filter.enabled must name {PLUGIN} first: kube-scheduler then runs its Filter (a "
+                      f"lookup of PreFilter's verdict) before the default filters, and stops at the first "
+                      f"that fails (filter.enabled is {filters})")
         for point in ("preScore", "score"):
             disabled = pointNames(plugins, point, "disabled")
             if ("*" in disabled or PLUGIN in disabled) and PLUGIN not in pointNames(plugins, point, "enabled"):

@@ -247,7 +247,7 @@ def shippedSchedulerConfig(manifest: str) -> dict:
 
 def shippedPluginProfile() -> dict:
     """plugin.yaml's profile: Fleetsched enabled with its weight, the default scores that work
-    against its placement turned off, Fleetsched first among the binders."""
+    against its placement turned off, Fleetsched first among the filters and the binders."""
     return shippedSchedulerConfig("plugin.yaml")["profiles"][0]
 
 

@@ -366,6 +366,14 @@ def unschedulableMessage(pod: dict) -> str:
     return ""
 
 
+def tooFewGpus(cluster, resource: str = "nvidia.com/gpu") -> str:
+    """What a pod rejected for want of free GPUs reads in its PodScheduled message: the plugin
+    deployment runs Fleetsched's Filter first ("0 of 4 nvidia.com/gpu free, pod needs 1"); with
+    the extender kube-scheduler's NodeResourcesFit rejects those nodes before the extender is
+    asked."""
+    return f"{resource} free, pod needs" if cluster.plugin else f"Insufficient {resource}"
+
+
 def podMilliCpu(pod: dict) -> int:
     total = 0
     for c in pod["spec"].get("containers") or []:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cluster import SOURCE_ROOT, freePort, waitFor
-from conftest import isBound
+from conftest import isBound, unschedulableMessage
 from fleet import pod
 
 DEPLOY = SOURCE_ROOT / "deploy"
@@ -78,7 +78,9 @@ def test_plugin_config_schedules(binderCluster, binderNamespace, rendered, sourc
     """The plugin shape's KubeSchedulerConfiguration, as the chart renders it and as
     deploy/kubernetes/plugin.yaml holds it, run by fleetsched-scheduler against a real
     kube-apiserver: it takes its Lease, places and binds a GPU pod named to its scheduler
-    (Fleetsched binds it with its GPU index), and its log never says it turns signatures off."""
+    (Fleetsched binds it with its GPU index), runs Fleetsched's Filter before the default filters
+    (a pod no node fits gets Fleetsched's reasons, not NodeResourcesFit's), and its log never says
+    it turns signatures off."""
     binary = os.environ.get("FLEETSCHED_SCHEDULER_BIN",
                             str(SOURCE_ROOT / "build" / "scheduler" / "fleetsched-scheduler"))
     if not os.access(binary, os.X_OK):
@@ -114,6 +116,12 @@ def test_plugin_config_schedules(binderCluster, binderNamespace, rendered, sourc
             binderCluster.kube.getPod(binderNamespace, name)), timeout=60, process=proc)
         bound = binderCluster.kube.getPod(binderNamespace, name)
         assert "fleetsched.io/gpu-index" in bound["metadata"].get("annotations", {}), bound["metadata"]
+        tooBig = pod(f"{source}-plugin-16-gpus", gpus=16)
+        tooBig["spec"]["schedulerName"] = schedulerName
+        binderCluster.kube.createPod(binderNamespace, tooBig)
+        message = waitFor("the 16-GPU pod reported unschedulable", lambda: unschedulableMessage(
+            binderCluster.kube.getPod(binderNamespace, tooBig["metadata"]["name"])), timeout=60, process=proc)
+        assert "pod needs 16" in message and "Insufficient nvidia.com/gpu" not in message, message
         logText = proc.logPath.read_text(errors="replace")
         assert "Disabling signatures" not in logText, \
             [line for line in logText.splitlines() if "Disabling signatures" in line]

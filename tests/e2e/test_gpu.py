@@ -5,7 +5,7 @@ import time
 import pytest
 
 from cluster import waitFor
-from conftest import isBound, podGpus, unschedulableMessage
+from conftest import isBound, podGpus, tooFewGpus, unschedulableMessage
 from fleet import A100, FLEET, H100, L4, pod, shapeByName
 
 pytestmark = pytest.mark.fleetsched
@@ -42,7 +42,7 @@ def test_never_more_gpus_than_allocatable_one_by_one(cluster, namespace):
         p = cluster.waitSettled(namespace, [name], timeout=60)[name]
         assert isBound(p) == (i < total), f"pod {i}: bound={isBound(p)} {unschedulableMessage(p)}"
         if not isBound(p):
-            assert "Insufficient nvidia.com/gpu" in unschedulableMessage(p)
+            assert tooFewGpus(cluster) in unschedulableMessage(p), unschedulableMessage(p)
         assertWithinCapacity(cluster.nodeUse())
         cluster.syncExtender()
     cluster.report(f"50 pods one by one (fleetsched synced and checked after each) took "

@@ -20,7 +20,7 @@ import collections
 import pytest
 
 from conftest import _extenderChoice, _namespaceFor, _pluginChoice, _runCluster, _sources, isBound, \
-    newWorkdir, unschedulableMessage
+    newWorkdir, tooFewGpus, unschedulableMessage
 from fleet import NodeShape, pod
 
 pytestmark = pytest.mark.fleetsched
@@ -102,7 +102,7 @@ def test_amd_gpu_resource_reaches_the_cache(profileCluster, profileNamespace):
             assert isBound(p), f"{name}: {unschedulableMessage(p)}"
         else:
             assert not isBound(p), f"{name} bound to {p['spec']['nodeName']}: no node has 8 free"
-            assert f"Insufficient {AMD_GPU}" in unschedulableMessage(p), unschedulableMessage(p)
+            assert tooFewGpus(cluster, AMD_GPU) in unschedulableMessage(p), unschedulableMessage(p)
         cluster.syncExtender()  # also checks /debug/nodes against the bound pods
     placed = sorted(p["spec"]["nodeName"] for p in cluster.kube.listPods(ns)
                     if isBound(p) and p["metadata"]["name"] in names)

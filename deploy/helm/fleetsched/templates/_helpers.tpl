@@ -178,6 +178,12 @@ profiles:
       enabled:
       - name: Fleetsched
         weight: {{ .Values.plugin.weight }}
+    # Fleetsched's Filter first: it only looks up the verdict its PreFilter reached for the node,
+    # and kube-scheduler stops at a node's first failing filter, so the nodes it rejects (no GPU,
+    # wrong model, GPUs full) skip the default filters.
+    filter:
+      enabled:
+      - name: Fleetsched
     {{- with .Values.plugin.disabledScorePlugins }}
     # Default scores that work against Fleetsched's placement (chart value
     # plugin.disabledScorePlugins; their filters keep running):
