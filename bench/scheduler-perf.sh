@@ -11,7 +11,8 @@
 # Workloads (scheduler/perf/performance-config.yaml): basic-1000 and basic-5000 are upstream's
 # SchedulingBasic (createNodes, createPods init, createPods measured) at 1,000 nodes (1,000 + 2,000
 # pods) and 5,000 nodes (1,000 + 5,000 pods); gpu-1000 is 1,000 8-GPU nodes with 1,000 + 2,000 pods
-# of 1 or 2 GPUs; smoke is both at 10 nodes.
+# of 1 or 2 GPUs; gpu-mixed-1000 is 300 8-GPU nodes among 700 CPU nodes with 500 + 1,000 such pods;
+# smoke is each at 10 nodes.
 #
 # Configurations (--configs, default stock,fleetsched,extender):
 #   stock          kube-scheduler's default profile
@@ -74,12 +75,14 @@ cases() {
   basic+=" extender:SchedulingBasic_Extender extender:SchedulingBasic_ExtenderAll"
   basic+=" extender-full:SchedulingBasic_ExtenderFullNodes"
   local gpu="stock:SchedulingGPU fleetsched:SchedulingGPU_Fleetsched extender:SchedulingGPU_Extender"
+  local mixed="stock:SchedulingGPUMixed fleetsched:SchedulingGPUMixed_Fleetsched"
   case "$1" in
-    smoke) echo "10Nodes $basic"; echo "10Nodes $gpu" ;;
+    smoke) echo "10Nodes $basic"; echo "10Nodes $gpu"; echo "10Nodes $mixed" ;;
     basic-1000) echo "1000Nodes $basic" ;;
     basic-5000) echo "5000Nodes $basic" ;;
     gpu-1000) echo "1000Nodes $gpu fleetsched:SchedulingGPU_FleetschedSpread" ;;
-    *) echo "scheduler-perf: unknown workload $1 (smoke, basic-1000, basic-5000, gpu-1000)" >&2
+    gpu-mixed-1000) echo "1000Nodes $mixed" ;;
+    *) echo "scheduler-perf: unknown workload $1 (smoke, basic-1000, basic-5000, gpu-1000, gpu-mixed-1000)" >&2
       return 2 ;;
   esac
 }
