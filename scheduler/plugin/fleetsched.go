@@ -491,6 +491,11 @@ func (s *cycleState) mayFit() sets.Set[string] {
 
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return p }
 
+// notCached is Filter's answer for a node the cycle's verdicts do not cover.
+func notCached(n fwk.NodeInfo) *fwk.Status {
+	return fwk.NewStatus(fwk.Unschedulable, "node "+n.Node().Name+" is not in fleetsched's cache yet")
+}
+
 func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
 	s, st := read(state)
 	if st != nil {
@@ -504,7 +509,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if !whatIf {
 		id, ok := s.names.id(nodeInfo)
 		if !ok || int(id) >= len(s.cycle.Verdict) {
-			return fwk.NewStatus(fwk.Unschedulable, "node "+nodeInfo.Node().Name+" is not in fleetsched's cache yet")
+			return notCached(nodeInfo)
 		}
 		v := s.cycle.Verdict[id]
 		if v == capi.Pass {
@@ -516,7 +521,7 @@ func (p *Plugin) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 			if int(v) < len(s.failures) && s.failures[v] != nil {
 				return s.failures[v]
 			}
-			return fwk.NewStatus(fwk.Unschedulable, "node "+nodeInfo.Node().Name+" is not in fleetsched's cache yet")
+			return notCached(nodeInfo)
 		}
 	}
 	name := nodeInfo.Node().Name
