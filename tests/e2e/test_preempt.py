@@ -39,24 +39,33 @@ def withPriority(p: dict, className: str) -> dict:
     return p
 
 
+def placeAll(cluster, namespace: str, pods: list[dict]) -> dict[str, str]:
+    """Creates the pods and waits until every one is bound: pod name -> node."""
+    cluster.createPods(namespace, pods)
+    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in pods], timeout=60)
+    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
+    assert not waiting, waiting
+    return {n: p["spec"]["nodeName"] for n, p in settled.items()}
+
+
+def waitBound(cluster, namespace: str, name: str) -> dict:
+    return waitFor(f"{name} to be bound",
+                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, name)),
+                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+
+
 def test_high_priority_pod_preempts_only_what_it_needs(bindingCluster, bindingNamespace):
     cluster, namespace = bindingCluster, bindingNamespace
     ensurePriorityClass(cluster, "e2e-low", 100)
     ensurePriorityClass(cluster, "e2e-high", 100000)
     low = [withPriority(pod(f"low-{i:02d}", 1, annotations=TOLERANT), "e2e-low") for i in range(TOTAL_GPUS)]
-    cluster.createPods(namespace, low)
-    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
-    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
-    assert not waiting, waiting
-    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    placed = placeAll(cluster, namespace, low)
     cluster.waitAuditClean()  # fleetsched has seen every low pod bound
 
     preempts = None if cluster.plugin else cluster.metric("http_requests_total", verb="preempt")
     started = time.monotonic()
     cluster.kube.createPod(namespace, withPriority(pod("high", 2, annotations=TOLERANT), "e2e-high"))
-    high = waitFor("the high-priority pod to be bound",
-                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high")),
-                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    high = waitBound(cluster, namespace, "high")
     node = high["spec"]["nodeName"]
     cluster.report(f"preemption: high-priority pod bound on {node} after "
                    f"{time.monotonic() - started:.1f} s")
@@ -97,18 +106,12 @@ def test_preemption_skips_nodes_fleetsched_rejects(bindingCluster, bindingNamesp
             low += [withPriority(pod(f"low-{s.name}-{i}", 1, annotations=TOLERANT,
                                      nodeSelector={"kubernetes.io/hostname": s.name}), "e2e-low")
                     for i in range(s.gpus)]
-    cluster.createPods(namespace, low)
-    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
-    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
-    assert not waiting, waiting
-    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    placed = placeAll(cluster, namespace, low)
     cluster.waitAuditClean()
 
     cluster.kube.createPod(namespace, withPriority(
         pod("high-a100", 4, annotations={"fleetsched.io/gpu-models": A100}), "e2e-high"))
-    high = waitFor("the high-priority pod to be bound",
-                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high-a100")),
-                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    high = waitBound(cluster, namespace, "high-a100")
     node = high["spec"]["nodeName"]
     assert node in ("a100-a-0", "a100-c-0"), node
     remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
@@ -131,11 +134,7 @@ def test_preemption_looks_past_the_only_node_with_free_gpus(bindingCluster, bind
     low = [withPriority(pod(f"low-{s.name}-{i}", 1, annotations=TOLERANT,
                             nodeSelector={"kubernetes.io/hostname": s.name}), "e2e-low")
            for s in FLEET for i in range(s.gpus - (2 if s.name == spare else 0))]
-    cluster.createPods(namespace, low)
-    settled = cluster.waitSettled(namespace, [p["metadata"]["name"] for p in low], timeout=60)
-    waiting = {n: unschedulableMessage(p) for n, p in settled.items() if not isBound(p)}
-    assert not waiting, waiting
-    placed = {n: p["spec"]["nodeName"] for n, p in settled.items()}
+    placed = placeAll(cluster, namespace, low)
     cluster.waitAuditClean()
 
     high = withPriority(pod("high-elsewhere", 2, annotations=TOLERANT), "e2e-high")
@@ -143,9 +142,7 @@ def test_preemption_looks_past_the_only_node_with_free_gpus(bindingCluster, bind
         "nodeSelectorTerms": [{"matchExpressions": [
             {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [spare]}]}]}}}
     cluster.kube.createPod(namespace, high)
-    bound = waitFor("the high-priority pod to be bound",
-                    lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high-elsewhere")),
-                    timeout=60, interval=0.2, watch=cluster.plane.processes)
+    bound = waitBound(cluster, namespace, "high-elsewhere")
     node = bound["spec"]["nodeName"]
     assert node != spare, node
     remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
@@ -197,9 +194,7 @@ def test_victims_with_a_grace_period_hold_their_gpus_until_gone(bindingCluster, 
     for v in victims:
         cluster.kube.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{v['metadata']['name']}",
                              {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
-    high = waitFor("the high-priority pod to be bound",
-                   lambda: (lambda p: p if isBound(p) else None)(cluster.kube.getPod(namespace, "high")),
-                   timeout=60, interval=0.2, watch=cluster.plane.processes)
+    high = waitBound(cluster, namespace, "high")
     assert high["spec"]["nodeName"] == node
     assert len(cluster.kube.listPods(namespace)) == TOTAL_GPUS - 1
     cluster.assertGpuIndexesSound()
