@@ -38,8 +38,9 @@
 # data/<round>-<case>-<workload>/ upstream's JSON data items
 # (BenchmarkPerfScheduling_benchmark_fleetsched_<time>.json) and, for the extender, fleetsched's
 # final /metrics and log; logs/ each run's output; summary.txt the table it prints:
-# SchedulingThroughput average and p50 per configuration (median over rounds), each ÷ stock,
-# Fleetsched's own plugin time per extension point, and the extender's calls and latency.
+# SchedulingThroughput average and p50 per configuration (median over rounds), the median of
+# the rounds' ratios to stock, Fleetsched's own plugin time per extension point, and the
+# extender's calls and latency.
 #
 # Options: --workloads LIST, --configs LIST, --rounds N (default 1), --out DIR, --build DIR (meson
 #          build folder holding capi/libfleetsched_capi.a and cmd/fleetsched/fleetsched; default
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
     --build) build="$2"; shift ;;
     --cpuprofile) cpuprofile=1 ;;
     --skip-build) skip_build=1 ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "scheduler-perf: unknown option $1" >&2; exit 2 ;;
   esac
   shift
