@@ -54,6 +54,16 @@ def waitBound(cluster, namespace: str, name: str) -> dict:
                    timeout=60, interval=0.2, watch=cluster.plane.processes)
 
 
+def assertEvictedOn(cluster, namespace: str, placed: dict[str, str], node: str, count: int) -> None:
+    """Exactly `count` of the placed pods are gone, all from `node`; the GPU indexes stay sound."""
+    remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
+    evicted = sorted(set(placed) - remaining)
+    assert len(evicted) == count and all(placed[n] == node for n in evicted), \
+        {n: placed[n] for n in evicted}
+    cluster.assertGpuIndexesSound()
+    cluster.waitAuditClean()
+
+
 def test_high_priority_pod_preempts_only_what_it_needs(bindingCluster, bindingNamespace):
     cluster, namespace = bindingCluster, bindingNamespace
     ensurePriorityClass(cluster, "e2e-low", 100)
@@ -114,12 +124,7 @@ def test_preemption_skips_nodes_fleetsched_rejects(bindingCluster, bindingNamesp
     high = waitBound(cluster, namespace, "high-a100")
     node = high["spec"]["nodeName"]
     assert node in ("a100-a-0", "a100-c-0"), node
-    remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
-    evicted = sorted(set(placed) - remaining)
-    assert len(evicted) == 4 and all(placed[n] == node for n in evicted), \
-        {n: placed[n] for n in evicted}
-    cluster.assertGpuIndexesSound()
-    cluster.waitAuditClean()
+    assertEvictedOn(cluster, namespace, placed, node, 4)
 
 
 def test_preemption_looks_past_the_only_node_with_free_gpus(bindingCluster, bindingNamespace):
@@ -145,12 +150,7 @@ def test_preemption_looks_past_the_only_node_with_free_gpus(bindingCluster, bind
     bound = waitBound(cluster, namespace, "high-elsewhere")
     node = bound["spec"]["nodeName"]
     assert node != spare, node
-    remaining = {p["metadata"]["name"] for p in cluster.kube.listPods(namespace)}
-    evicted = sorted(set(placed) - remaining)
-    assert len(evicted) == 2 and all(placed[n] == node for n in evicted), \
-        {n: placed[n] for n in evicted}
-    cluster.assertGpuIndexesSound()
-    cluster.waitAuditClean()
+    assertEvictedOn(cluster, namespace, placed, node, 2)
 
 
 def test_victims_with_a_grace_period_hold_their_gpus_until_gone(bindingCluster, bindingNamespace):
