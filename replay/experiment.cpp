@@ -61,7 +61,7 @@ std::shared_ptr<const TraceData> prepareTrace(std::string name, std::vector<Node
   t->nodes = std::move(nodes);
   t->pods = std::move(pods);
 
-  for (const auto& p : t->pods) t->typical.observe({p.milliCpu, p.gpuMilli, p.gpuCount, p.gpuCount > 0 ? p.gpuSpec : ""});
+  for (const auto& p : t->pods) t->typical.observe({p.milliCpu, p.gpuMilli, p.gpuCount, p.gpuCount > 0 ? p.gpuSpec : "", p.memoryMiB << 20});
   t->typicalPods = std::make_shared<plugins::policies::FragModel>(t->typical.classes());
 
   // Annotation values first (their storage must not move once objects view it).

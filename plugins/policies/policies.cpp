@@ -23,7 +23,9 @@ bool policyUsesTypicalPods(std::string_view name) { return name == "fgd" || name
 
 std::shared_ptr<const FragModel> fragModelFor(std::string_view name, const TypicalPods& typical) {
   if (!policyUsesTypicalPods(name)) return nullptr;
-  return std::make_shared<FragModel>(typical.classes(TypicalPods::kDefaultKeepPercent));
+  // FGD's classes are the published ones; Fleet's count memory too (typical_pods.h).
+  return std::make_shared<FragModel>(typical.classes(
+      TypicalPods::kDefaultKeepPercent, name == "fleet" ? ClassMemory::kCounted : ClassMemory::kLeftOut));
 }
 
 std::shared_ptr<FragCache> fragCacheFor(std::string_view name, std::shared_ptr<const FragModel> model) {

@@ -19,6 +19,7 @@ class NodeBuilder {
     return *this;
   }
   NodeBuilder& cpu(int64_t alloc, int64_t used = 0) { n_.allocMilliCpu = alloc; n_.usedMilliCpu = used; return *this; }
+  NodeBuilder& memory(int64_t alloc, int64_t used = 0) { n_.allocMemory = alloc; n_.usedMemory = used; return *this; }
   // Per-GPU used milli, from GPU 0.
   NodeBuilder& used(std::initializer_list<int> perGpu) {
     int i = 0;
@@ -37,9 +38,10 @@ class NodeBuilder {
   plugins::NodeInfo n_;
 };
 
-inline plugins::PodInfo podInfo(int64_t cpu, int32_t gpus, int32_t milli) {
+inline plugins::PodInfo podInfo(int64_t cpu, int32_t gpus, int32_t milli, int64_t memory = 0) {
   plugins::PodInfo p;
   p.milliCpu = cpu;
+  p.memory = memory;
   p.gpuCount = gpus;
   p.gpuMilli = gpus > 0 ? milli : 0;
   return p;

@@ -116,6 +116,61 @@ TEST(TypicalPods, TiesPutLargerClassFirstAndModelStringIsPartOfTheKey) {
   EXPECT_EQ(c[2].pod.models, "V100M16|V100M32");
 }
 
+// Fleet's classes split FGD's by memory: the cut and each shape's weight stay FGD's, so FGD's
+// published classes are what kLeftOut returns whatever memory the pods ask for.
+TEST(TypicalPods, MemorySplitsTheKeptClassesWithoutMovingTheCut) {
+  constexpr int64_t GiB = int64_t{1} << 30;
+  TypicalPods t;
+  t.observe({1000, 0, 0, "", 2 * GiB}, 30);
+  t.observe({1000, 0, 0, "", 64 * GiB}, 20);  // one CPU-only shape: 50 pods
+  t.observe({2000, 1000, 1, "", 8 * GiB}, 30);
+  t.observe({4000, 500, 1, "", 4 * GiB}, 6);  // one shared shape: 15 pods in three pieces
+  t.observe({4000, 500, 1, "", 1 * GiB}, 5);
+  t.observe({4000, 500, 1, "", 16 * GiB}, 4);
+  t.observe({8000, 1000, 8, "", 32 * GiB}, 5);  // the 5 % the cut drops
+  const auto blind = t.classes(-1, ClassMemory::kLeftOut);
+  ASSERT_EQ(blind.size(), 3u);
+  for (const auto& c : blind) EXPECT_EQ(c.pod.memory, 0);
+  EXPECT_DOUBLE_EQ(blind[2].popularity, 15.0 / 95);
+
+  const auto split = t.classes(-1, ClassMemory::kCounted);
+  ASSERT_EQ(split.size(), 6u);  // pieces of the three kept shapes; the 8-GPU shape stays out
+  const int64_t memory[] = {2 * GiB, 64 * GiB, 8 * GiB, 1 * GiB, 4 * GiB, 16 * GiB};
+  const double popularity[] = {30.0 / 95, 20.0 / 95, 30.0 / 95, 5.0 / 95, 6.0 / 95, 4.0 / 95};
+  for (size_t i = 0; i < split.size(); ++i) {
+    EXPECT_EQ(split[i].pod.memory, memory[i]) << i;
+    EXPECT_DOUBLE_EQ(split[i].popularity, popularity[i]) << i;
+    EXPECT_EQ(split[i].pod.gpuCount, blind[i < 2 ? 0 : i < 3 ? 1 : 2].pod.gpuCount) << i;
+  }
+  EXPECT_FALSE(FragModel(blind).countsMemory());
+  EXPECT_TRUE(FragModel(split).countsMemory());
+}
+
+// A node out of memory strands its idle GPUs as one out of CPU does, for a model that counts
+// memory; a model that leaves it out does not see it.
+TEST(Fgd, MemoryShortNodeStrandsItsIdleGpusWhenTheModelCountsMemory) {
+  constexpr int64_t GiB = int64_t{1} << 30;
+  TypicalPods t;
+  t.observe({1000, 500, 1, "", 8 * GiB}, 1);
+  t.observe({1000, 1000, 1, "", 8 * GiB}, 1);
+  const FragModel counted(t.classes(-1, ClassMemory::kCounted));
+  const FragModel blind(t.classes(-1, ClassMemory::kLeftOut));
+  const auto access = counted.accessFor("A");
+  const int32_t free[] = {1000, 600};
+  EXPECT_DOUBLE_EQ(counted.fragmentation(access.data(), 10000, free, 16 * GiB), 300);  // as FGD
+  EXPECT_DOUBLE_EQ(counted.fragmentation(access.data(), 10000, free, 4 * GiB), 1600);  // all idle
+  EXPECT_DOUBLE_EQ(blind.fragmentation(access.data(), 10000, free, 4 * GiB), 300);
+
+  // Through the cache: the pod that would leave the node 4 GiB scores that loss; FGD's does not.
+  FragCache countedCache(std::make_shared<FragModel>(counted));
+  FragCache blindCache(std::make_shared<FragModel>(blind));
+  const auto node = NodeBuilder().gpus(2, "A").cpu(11000).memory(20 * GiB).used({0, 400}).build();
+  const auto pod = podInfo(1000, 1, 500, 16 * GiB);
+  // Free (1000, 100) after GPU 1: F = ½·100 + ½·100 = 100 with memory to spare, 1100 without.
+  EXPECT_DOUBLE_EQ(blindCache.bestDelta(blindCache.stateOf(node), blindCache.podClassOf(pod)), 300 - 100);
+  EXPECT_DOUBLE_EQ(countedCache.bestDelta(countedCache.stateOf(node), countedCache.podClassOf(pod)), 300 - 1100);
+}
+
 // Two equally popular classes: a half-GPU task and a whole-GPU task.
 std::shared_ptr<const FragModel> twoClassModel() {
   TypicalPods t;

@@ -18,7 +18,8 @@ constexpr size_t kMaxStates = size_t{1} << 20;
 }  // namespace
 
 size_t FragCache::KeyHash::operator()(const Key& k) const {
-  uint64_t h = (uint64_t{k.access} << 40) ^ (uint64_t{k.gpuCount} << 32) ^ static_cast<uint64_t>(k.cpuLeft);
+  uint64_t h = (uint64_t{k.access} << 40) ^ (uint64_t{k.gpuCount} << 32) ^ static_cast<uint64_t>(k.cpuLeft) ^
+               (static_cast<uint64_t>(k.memoryLeft) * 0x9e3779b97f4a7c15ull);
   uint64_t words[kMaxGpusPerNode / 4];
   std::memcpy(words, k.free.data(), sizeof(words));
   for (uint64_t w : words) h = (h ^ w) * 0x100000001b3ull + (h >> 29);
@@ -29,14 +30,33 @@ FragCache::FragCache(std::shared_ptr<const FragModel> model) : model_(std::move(
   for (const auto& c : model_->classes()) cpuThresholds_.push_back(c.pod.milliCpu);
   std::sort(cpuThresholds_.begin(), cpuThresholds_.end());
   cpuThresholds_.erase(std::unique(cpuThresholds_.begin(), cpuThresholds_.end()), cpuThresholds_.end());
+  if (model_->countsMemory()) {
+    for (const auto& c : model_->classes()) memoryThresholds_.push_back(c.pod.memory);
+    std::sort(memoryThresholds_.begin(), memoryThresholds_.end());
+    memoryThresholds_.erase(std::unique(memoryThresholds_.begin(), memoryThresholds_.end()), memoryThresholds_.end());
+  }
 }
 
-double FragCache::fragmentationMemo(uint32_t access, int64_t cpuLeft, const int32_t* freeDesc, int count) {
-  const auto level = std::upper_bound(cpuThresholds_.begin(), cpuThresholds_.end(), cpuLeft) - cpuThresholds_.begin();
-  Key key{access, static_cast<uint32_t>(count), static_cast<int64_t>(level), {}};
+int64_t FragCache::memoryLeftOf(const NodeInfo& node) const {
+  return model_->countsMemory() ? node.allocMemory - node.usedMemory : 0;
+}
+
+FragCache::PodShape FragCache::shapeOf(const PodInfo& pod) const {
+  return {pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0,
+          model_->countsMemory() ? pod.memory : 0};
+}
+
+double FragCache::fragmentationMemo(uint32_t access, int64_t cpuLeft, int64_t memoryLeft, const int32_t* freeDesc,
+                                     int count) {
+  const auto cpuLevel = std::upper_bound(cpuThresholds_.begin(), cpuThresholds_.end(), cpuLeft) - cpuThresholds_.begin();
+  const auto memoryLevel =
+      std::upper_bound(memoryThresholds_.begin(), memoryThresholds_.end(), memoryLeft) - memoryThresholds_.begin();
+  Key key{access, static_cast<uint32_t>(count), static_cast<int64_t>(cpuLevel), static_cast<int64_t>(memoryLevel), {}};
   for (int i = 0; i < count; ++i) key.free[i] = static_cast<int16_t>(freeDesc[i]);
   auto [it, inserted] = fragMemo_.try_emplace(key, 0.0);
-  if (inserted) it->second = model_->fragmentation(access_[access].data(), cpuLeft, {freeDesc, static_cast<size_t>(count)});
+  if (inserted) {
+    it->second = model_->fragmentation(access_[access].data(), cpuLeft, {freeDesc, static_cast<size_t>(count)}, memoryLeft);
+  }
   return it->second;
 }
 
@@ -49,18 +69,19 @@ uint32_t FragCache::accessRow(std::string_view model) {
   return id;
 }
 
-uint32_t FragCache::intern(uint32_t access, int64_t cpuLeft, const NodeInfo& node) {
-  Key key{access, node.gpuCount, cpuLeft, {}};
+uint32_t FragCache::intern(uint32_t access, int64_t cpuLeft, int64_t memoryLeft, const NodeInfo& node) {
+  Key key{access, node.gpuCount, cpuLeft, memoryLeft, {}};
   State s;
   s.access = access;
   s.gpuCount = node.gpuCount;
   s.cpuLeft = cpuLeft;
+  s.memoryLeft = memoryLeft;
   for (int i = 0; i < node.gpuCount; ++i) s.free[i] = node.gpuFreeMilli(i);
   std::sort(s.free.begin(), s.free.begin() + s.gpuCount, std::greater<>());
   for (int i = 0; i < s.gpuCount; ++i) key.free[i] = static_cast<int16_t>(s.free[i]);
   auto [it, inserted] = stateIds_.try_emplace(key, static_cast<uint32_t>(states_.size()));
   if (inserted) {
-    s.frag = fragmentationMemo(access, cpuLeft, s.free.data(), s.gpuCount);
+    s.frag = fragmentationMemo(access, cpuLeft, memoryLeft, s.free.data(), s.gpuCount);
     states_.push_back(s);
   }
   return it->second;
@@ -80,9 +101,10 @@ uint32_t FragCache::stateOf(const NodeInfo& node) {
   if (node.id >= nodes_.size()) nodes_.resize(node.id + 1);
   NodeSlot& slot = nodes_[node.id];
   const int64_t cpu = cpuLeft(node);
+  const int64_t memory = memoryLeftOf(node);
   // The whole fixed-size array is compared (unused entries stay 0): a constant-size memcmp
   // compiles to two vector compares instead of a library call.
-  if (slot.valid && slot.cpuLeft == cpu && slot.gpuCount == node.gpuCount &&
+  if (slot.valid && slot.cpuLeft == cpu && slot.memoryLeft == memory && slot.gpuCount == node.gpuCount &&
       slot.model.data() == node.gpuModelName.data() && slot.model.size() == node.gpuModelName.size() &&
       std::memcmp(slot.used.data(), node.gpuUsedMilli.data(), sizeof(slot.used)) == 0) {
     return slot.state;
@@ -90,21 +112,20 @@ uint32_t FragCache::stateOf(const NodeInfo& node) {
   resetIfHuge();
   slot.valid = true;
   slot.cpuLeft = cpu;
+  slot.memoryLeft = memory;
   slot.gpuCount = node.gpuCount;
   slot.model = node.gpuModelName;
   slot.used = node.gpuUsedMilli;
-  slot.state = intern(accessRow(node.gpuModelName), cpu, node);
+  slot.state = intern(accessRow(node.gpuModelName), cpu, memory, node);
   return slot.state;
 }
 
 uint32_t FragCache::podClassOf(const PodInfo& pod) {
-  const int32_t milli = pod.wantsGpu() ? pod.gpuMilli : 0;
-  const int32_t count = pod.wantsGpu() ? pod.gpuCount : 0;
-  const uint64_t key = (static_cast<uint64_t>(pod.milliCpu) << 24) ^ (static_cast<uint64_t>(milli) << 8) ^
-                       static_cast<uint64_t>(count);
-  auto [it, inserted] = podClassIds_.try_emplace(key, static_cast<uint32_t>(podClasses_.size()));
+  const PodShape p = shapeOf(pod);
+  auto [it, inserted] =
+      podClassIds_.try_emplace({p.milliCpu, p.memory, p.gpuMilli, p.gpuCount}, static_cast<uint32_t>(podClasses_.size()));
   if (inserted) {
-    podClasses_.push_back({pod.milliCpu, milli, count});
+    podClasses_.push_back(p);
     delta_.emplace_back();
     score_.emplace_back();
   }
@@ -137,7 +158,7 @@ double FragCache::deltaAfter(const State& s, const PodShape& p, int freeIndex) {
       free[j] = v;
     }
   }
-  return s.frag - fragmentationMemo(s.access, s.cpuLeft - p.milliCpu, free.data(), s.gpuCount);
+  return s.frag - fragmentationMemo(s.access, s.cpuLeft - p.milliCpu, s.memoryLeft - p.memory, free.data(), s.gpuCount);
 }
 
 double FragCache::bestDelta(uint32_t state, uint32_t podClass) {
@@ -168,7 +189,7 @@ void FragCache::refresh(const NodeInfo& node) {
 
 double FragCache::deltaOn(const NodeInfo& node, const PodInfo& pod, int gpu) {
   const State& s = states_[stateOf(node)];
-  const PodShape p{pod.milliCpu, pod.wantsGpu() ? pod.gpuMilli : 0, pod.wantsGpu() ? pod.gpuCount : 0};
+  const PodShape p = shapeOf(pod);
   if (gpu < 0) return deltaAfter(s, p, -1);
   const int32_t share = node.gpuFreeMilli(gpu);
   for (int j = 0; j < s.gpuCount; ++j) {
@@ -199,13 +220,15 @@ bool FragCache::pickSharedGpu(const NodeInfo& node, const PodInfo& pod, GpuAssig
 double FragCache::fragmentationFromScratch(const NodeInfo& node) {
   std::array<int32_t, kMaxGpusPerNode> free{};
   for (int i = 0; i < node.gpuCount; ++i) free[i] = node.gpuFreeMilli(i);
-  return model_->fragmentation(access_[accessRow(node.gpuModelName)].data(), cpuLeft(node), {free.data(), node.gpuCount});
+  return model_->fragmentation(access_[accessRow(node.gpuModelName)].data(), cpuLeft(node), {free.data(), node.gpuCount},
+                               memoryLeftOf(node));
 }
 
 std::array<double, kBucketCount> FragCache::bucketsOf(const NodeInfo& node) {
   std::array<int32_t, kMaxGpusPerNode> free{};
   for (int i = 0; i < node.gpuCount; ++i) free[i] = node.gpuFreeMilli(i);
-  return model_->buckets(access_[accessRow(node.gpuModelName)].data(), cpuLeft(node), {free.data(), node.gpuCount});
+  return model_->buckets(access_[accessRow(node.gpuModelName)].data(), cpuLeft(node), {free.data(), node.gpuCount},
+                         memoryLeftOf(node));
 }
 
 }  // namespace fleetsched::plugins::policies

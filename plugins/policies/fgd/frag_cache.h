@@ -1,9 +1,10 @@
-// Cheap FGD scoring: every node's state (GPU model, CPU left, idle GPU shares as a sorted
-// multiset) is interned once with its fragmentation F(x) computed; a node is re-interned only
-// when its use changed (detected by comparing its per-GPU use and CPU with the last look), so
-// after a placement only the placed node costs anything. The best Δ of a pod class on a state
-// is memoised per (state, pod class), where a pod class is (CPU, per-GPU share, GPU count) — the
-// only pod facts Δ depends on. Scoring a pod over all nodes is then two array reads per node.
+// Cheap FGD scoring: every node's state (GPU model, CPU left, memory left when the model counts
+// memory, idle GPU shares as a sorted multiset) is interned once with its fragmentation F(x)
+// computed; a node is re-interned only when its use changed (detected by comparing its per-GPU
+// use, CPU and memory with the last look), so after a placement only the placed node costs
+// anything. The best Δ of a pod class on a state is memoised per (state, pod class), where a pod
+// class is (CPU, memory when the model counts it, per-GPU share, GPU count) — the only pod facts
+// Δ depends on. Scoring a pod over all nodes is then two array reads per node.
 //
 // Not thread-safe: one FragCache per scheduling thread (the reactor, or one replay run).
 #pragma once
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -77,6 +79,7 @@ class FragCache {
     uint32_t access = 0;  // row in access_
     uint8_t gpuCount = 0;
     int64_t cpuLeft = 0;
+    int64_t memoryLeft = 0;  // memoryLeftOf
     std::array<int32_t, kMaxGpusPerNode> free{};  // descending
     double frag = 0;
   };
@@ -84,6 +87,7 @@ class FragCache {
     uint32_t access;
     uint32_t gpuCount;
     int64_t cpuLeft;
+    int64_t memoryLeft;
     std::array<int16_t, kMaxGpusPerNode> free;
     bool operator==(const Key&) const = default;
   };
@@ -94,6 +98,7 @@ class FragCache {
     bool valid = false;
     uint8_t gpuCount = 0;
     int64_t cpuLeft = 0;
+    int64_t memoryLeft = 0;
     std::string_view model;
     std::array<uint16_t, kMaxGpusPerNode> used{};
     uint32_t state = 0;
@@ -102,14 +107,19 @@ class FragCache {
     int64_t milliCpu;
     int32_t gpuMilli;
     int32_t gpuCount;
+    int64_t memory;  // 0 when the model leaves memory out
   };
 
-  // F through a memo keyed on (model access row, CPU level, sorted shares): F depends on the CPU
-  // left only through which class CPU requests it covers, so many states share one entry.
-  // `freeDesc` must be sorted descending.
-  double fragmentationMemo(uint32_t access, int64_t cpuLeft, const int32_t* freeDesc, int count);
+  // F through a memo keyed on (model access row, CPU level, memory level, sorted shares): F
+  // depends on the CPU and memory left only through which class requests they cover, so many
+  // states share one entry. `freeDesc` must be sorted descending.
+  double fragmentationMemo(uint32_t access, int64_t cpuLeft, int64_t memoryLeft, const int32_t* freeDesc, int count);
+  // What the model sees of a node's memory and of a pod: memory is 0 throughout when no class
+  // asks for memory, so states and pod classes differing only in memory stay one.
+  int64_t memoryLeftOf(const NodeInfo& node) const;
+  PodShape shapeOf(const PodInfo& pod) const;
   uint32_t accessRow(std::string_view model);
-  uint32_t intern(uint32_t access, int64_t cpuLeft, const NodeInfo& node);
+  uint32_t intern(uint32_t access, int64_t cpuLeft, int64_t memoryLeft, const NodeInfo& node);
   double deltaAfter(const State& s, const PodShape& p, int freeIndex);
   void resetIfHuge();
 
@@ -119,12 +129,14 @@ class FragCache {
   std::unordered_map<Key, uint32_t, KeyHash> stateIds_;
   std::vector<State> states_;
   std::vector<NodeSlot> nodes_;
-  std::unordered_map<uint64_t, uint32_t> podClassIds_;
+  std::map<std::tuple<int64_t, int64_t, int32_t, int32_t>, uint32_t> podClassIds_;
   std::vector<PodShape> podClasses_;
   std::vector<std::vector<double>> delta_;  // [podClass][state]; NaN = not computed yet
   std::vector<std::vector<int8_t>> score_;  // [podClass][state]; -1 = not computed yet
   std::vector<int64_t> cpuThresholds_;      // distinct class CPU requests, ascending
-  std::unordered_map<Key, double, KeyHash> fragMemo_;  // Key::cpuLeft holds the CPU level
+  std::vector<int64_t> memoryThresholds_;   // distinct class memory requests, ascending
+  // Key::cpuLeft and Key::memoryLeft hold the levels.
+  std::unordered_map<Key, double, KeyHash> fragMemo_;
 };
 
 }  // namespace fleetsched::plugins::policies

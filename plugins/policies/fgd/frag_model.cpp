@@ -7,6 +7,8 @@ namespace fleetsched::plugins::policies {
 FragModel::FragModel(std::vector<TypicalClass> classes) : classes_(std::move(classes)) {
   for (const auto& c : classes_) {
     cpu_.push_back(c.pod.milliCpu);
+    memory_.push_back(c.pod.memory);
+    countsMemory_ = countsMemory_ || c.pod.memory > 0;
     milli_.push_back(c.pod.gpuMilli);
     count_.push_back(c.pod.gpuCount);
     popularity_.push_back(c.popularity);
@@ -36,14 +38,15 @@ std::vector<uint8_t> FragModel::accessFor(std::string_view model) const {
 // order) so that two states with the same class outcomes give bit-identical F: a CPU pod that
 // changes no class must score Δ = 0 exactly, which maps to the 50 the published runs tie on.
 std::array<double, kBucketCount> FragModel::buckets(const uint8_t* access, int64_t cpuLeft,
-                                                    std::span<const int32_t> freeMilli) const {
+                                                    std::span<const int32_t> freeMilli, int64_t memoryLeft) const {
   std::array<double, kBucketCount> b{};
   int64_t idle = 0;
   for (int32_t g : freeMilli) idle += g;
   const double idleD = static_cast<double>(idle);
   for (size_t t = 0; t < cpu_.size(); ++t) {
     const double p = popularity_[t];
-    const bool cpuFits = cpuLeft >= cpu_[t];
+    // Memory shares FGD's CPU buckets: both are the node's room outside its GPUs.
+    const bool cpuFits = cpuLeft >= cpu_[t] && memoryLeft >= memory_[t];
     if (milli_[t] == 0) {
       b[cpuFits ? kXlSatisfied : kXrLackCpu] += p * idleD;
       continue;
@@ -75,8 +78,9 @@ std::array<double, kBucketCount> FragModel::buckets(const uint8_t* access, int64
   return b;
 }
 
-double FragModel::fragmentation(const uint8_t* access, int64_t cpuLeft, std::span<const int32_t> freeMilli) const {
-  const auto b = buckets(access, cpuLeft, freeMilli);
+double FragModel::fragmentation(const uint8_t* access, int64_t cpuLeft, std::span<const int32_t> freeMilli,
+                                int64_t memoryLeft) const {
+  const auto b = buckets(access, cpuLeft, freeMilli, memoryLeft);
   double f = 0;
   for (int i = 0; i < kBucketCount; ++i) {
     if (i != kQ3Satisfied) f += b[i];

@@ -19,7 +19,7 @@ std::shared_ptr<FragCache> OnlineTypicalPods::observe(const PodInfo& pod) {
   }
   typical_.observe(pod, models);
   if (typical_.observed() >= nextRebuild_) {
-    cache_ = std::make_shared<FragCache>(std::make_shared<FragModel>(typical_.classes()));
+    cache_ = std::make_shared<FragCache>(std::make_shared<FragModel>(typical_.classes(-1, memory_)));
     nextRebuild_ = nextRebuild_ < kRebuildEvery ? nextRebuild_ * 2 : nextRebuild_ + kRebuildEvery;
   }
   return cache_;

@@ -24,7 +24,7 @@ class OnlineTypicalPods {
   static constexpr uint64_t kRebuildEvery = 1024;
   static constexpr size_t kRememberedUids = 65536;
 
-  explicit OnlineTypicalPods(double keepPercent) : typical_(keepPercent) {}
+  OnlineTypicalPods(double keepPercent, ClassMemory memory) : typical_(keepPercent), memory_(memory) {}
 
   // Observes `pod` unless its UID was seen already (its fleetsched.io/gpu-models annotation is
   // part of the class; a pod without a UID, as in replay, always counts) and returns the cache
@@ -35,6 +35,7 @@ class OnlineTypicalPods {
 
  private:
   TypicalPods typical_;
+  ClassMemory memory_;
   uint64_t nextRebuild_ = 1;
   std::shared_ptr<FragCache> cache_;
   std::unordered_set<std::string> seen_;

@@ -4,6 +4,11 @@
 // popular classes are kept until they cover `keepPercent` of all pods; their popularities are
 // renormalised to sum to 1. The replay observes the whole trace up front; a server can observe
 // the pods its cache sees and rebuild its FragModel when generation() moves on.
+//
+// FGD's classes leave memory out, as the published method does. Fleet's count it: each kept
+// class is split by the memory its pods ask for, the pieces sharing its popularity in
+// proportion to their pods, so the cut and each shape's weight stay FGD's and memory only
+// refines them.
 #pragma once
 
 #include <compare>
@@ -22,8 +27,11 @@ struct PodClass {
   int32_t gpuMilli = 0;  // per GPU, 1..1000; 0 for a CPU-only pod
   int32_t gpuCount = 0;
   std::string models;    // allowed GPU models, '|'-separated, exactly as written; empty = any
+  int64_t memory = 0;    // bytes; 0 in classes that leave memory out
   auto operator<=>(const PodClass&) const = default;
 };
+
+enum class ClassMemory { kLeftOut, kCounted };
 
 struct TypicalClass {
   PodClass pod;
@@ -41,8 +49,9 @@ class TypicalPods {
   // `models` is the pod's allowed-model list (fleetsched.io/gpu-models), empty for any model.
   void observe(const PodInfo& pod, std::string_view models);
 
-  // The kept classes, most popular first; keepPercent < 0 uses the constructor's.
-  std::vector<TypicalClass> classes(double keepPercent = -1) const;
+  // The kept classes, most popular first (split by memory: each class's pieces in ascending
+  // memory); keepPercent < 0 uses the constructor's.
+  std::vector<TypicalClass> classes(double keepPercent = -1, ClassMemory memory = ClassMemory::kLeftOut) const;
   uint64_t observed() const { return observed_; }
   // Changes whenever the result of classes() may change.
   uint64_t generation() const { return observed_; }
