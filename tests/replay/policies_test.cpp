@@ -378,6 +378,32 @@ TEST(Fleet, MultiGpuPodTakesTheBestDelta) {
   EXPECT_LT(scores[1], kMaxNodeScore);
 }
 
+// Inside the node, Fleet picks a shared pod's GPU by the rule that picked the node (within 10
+// milli of the best Δ, the lowest index), FGD by its binned score. Typical pods: 95 % need a whole
+// GPU, 5 % 350 milli. A 60-milli pod on GPU 0 (370 free) leaves 310, too small for the 350 class
+// (Δ = 0.95·60 − 0.05·310 = 41.5); on GPU 1 (500 free) it leaves 440 (Δ = 57). Both Δ fall in
+// FGD's bin 51, so FGD takes GPU 0; GPU 0 is 15.5 below the best, so Fleet takes GPU 1.
+TEST(Fleet, SharedPodTakesItsGpuByTheRuleThatTookTheNode) {
+  auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{
+      {{100, 1000, 1, ""}, 95, 0.95}, {{100, 350, 1, ""}, 5, 0.05}});
+  const auto node = NodeBuilder().id(0).name("node-a").gpus(2, "A").cpu(64000).used({630, 500}).build();
+  CycleState state;
+  state.pod = podInfo(100, 1, 60);
+  FragCache cache(model);
+  EXPECT_DOUBLE_EQ(cache.deltaOn(node, state.pod, 0), 41.5);
+  EXPECT_DOUBLE_EQ(cache.deltaOn(node, state.pod, 1), 57);
+  EXPECT_EQ(fgdScoreOfDelta(41.5), fgdScoreOfDelta(57));
+  auto gpuOf = [&](std::unique_ptr<Plugin> p) {
+    GpuAssignment gpus;
+    EXPECT_TRUE(p->selectGpus(state, 0, node, gpus));
+    EXPECT_EQ(gpus.count, 1);
+    EXPECT_EQ(gpus.milliEach, 60);
+    return gpus.index[0];
+  };
+  EXPECT_EQ(gpuOf(createFgdPolicy({model})), 0);
+  EXPECT_EQ(gpuOf(createFleetPolicy({model})), 1);
+}
+
 // A CPU-only pod that changes no node's fragmentation goes where the GPUs are used up.
 TEST(Fleet, CpuPodTakesTheNodeWithTheLeastIdleGpu) {
   auto model = std::make_shared<FragModel>(std::vector<TypicalClass>{{{1000, 1000, 1, ""}, 1, 1.0}});

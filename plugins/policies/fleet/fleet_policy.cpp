@@ -1,6 +1,7 @@
 #include "plugins/policies/fleet/fleet_policy.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <vector>
 
@@ -22,6 +23,24 @@ struct Scratch final : PluginState {
 double fleetTolerance(const PodInfo& pod) {
   if (isSharedGpuPod(pod)) return kFleetSharedGpuTolerance;
   return pod.gpuCount == 1 ? kFleetWholeGpuTolerance : kFleetMultiGpuTolerance;
+}
+
+// A shared pod's GPU by the rule that chose the node: every GPU within the shared tolerance of
+// the best Δ ties, and the lowest index wins.
+bool pickSharedGpu(FragCache& cache, const NodeInfo& node, const PodInfo& pod, GpuAssignment& out) {
+  std::array<double, kMaxGpusPerNode> delta{};
+  double best = FragCache::kNoFit;
+  for (int i = 0; i < node.gpuCount; ++i) {
+    delta[i] = node.gpuFreeMilli(i) < pod.gpuMilli ? FragCache::kNoFit : cache.deltaOn(node, pod, i);
+    best = std::max(best, delta[i]);
+  }
+  if (best == FragCache::kNoFit) return false;
+  int gpu = 0;
+  while (delta[gpu] < best - kFleetSharedGpuTolerance) ++gpu;
+  out.count = 1;
+  out.index[0] = static_cast<uint8_t>(gpu);
+  out.milliEach = pod.gpuMilli;
+  return true;
 }
 
 class FleetPolicy final : public Plugin {
@@ -94,7 +113,7 @@ class FleetPolicy final : public Plugin {
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
     if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
-    return cache_->pickSharedGpu(node, pod, out);
+    return pickSharedGpu(*cache_, node, pod, out);
   }
 
  private:
