@@ -23,9 +23,8 @@ bool policyUsesTypicalPods(std::string_view name) { return name == "fgd" || name
 
 std::shared_ptr<const FragModel> fragModelFor(std::string_view name, const TypicalPods& typical) {
   if (!policyUsesTypicalPods(name)) return nullptr;
-  // FGD's classes are the published ones; Fleet's count memory too (typical_pods.h).
-  return std::make_shared<FragModel>(typical.classes(
-      TypicalPods::kDefaultKeepPercent, name == "fleet" ? ClassMemory::kCounted : ClassMemory::kLeftOut));
+  return std::make_shared<FragModel>(
+      typical.classes(TypicalPods::kDefaultKeepPercent, name == "fleet" ? kFleetClassMemory : kFgdClassMemory));
 }
 
 std::shared_ptr<FragCache> fragCacheFor(std::string_view name, std::shared_ptr<const FragModel> model) {

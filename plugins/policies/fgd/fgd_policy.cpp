@@ -14,7 +14,7 @@ class FgdPolicy final : public Plugin {
  public:
   explicit FgdPolicy(const FgdArgs& args) : cache_(args.cache) {
     if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, ClassMemory::kLeftOut);
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, kFgdClassMemory);
   }
   std::string_view name() const override { return kFgdName; }
   bool scores() const override { return true; }

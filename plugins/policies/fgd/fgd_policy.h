@@ -26,5 +26,7 @@ struct FgdArgs {
 std::unique_ptr<Plugin> createFgdPolicy(const FgdArgs& args);
 
 constexpr std::string_view kFgdName = "FGD";
+// FGD's typical pods leave memory out, as the published method does (typical_pods.h).
+constexpr ClassMemory kFgdClassMemory = ClassMemory::kLeftOut;
 
 }  // namespace fleetsched::plugins::policies

@@ -47,7 +47,7 @@ class FleetPolicy final : public Plugin {
  public:
   explicit FleetPolicy(const FleetArgs& args) : cache_(args.cache) {
     if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, ClassMemory::kCounted);
+    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, kFleetClassMemory);
   }
   std::string_view name() const override { return kFleetName; }
   bool scores() const override { return true; }

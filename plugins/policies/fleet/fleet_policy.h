@@ -55,5 +55,7 @@ struct FleetArgs {
 std::unique_ptr<Plugin> createFleetPolicy(const FleetArgs& args);
 
 constexpr std::string_view kFleetName = "Fleet";
+// Fleet's typical pods carry memory (rule 0 above).
+constexpr ClassMemory kFleetClassMemory = ClassMemory::kCounted;
 
 }  // namespace fleetsched::plugins::policies
