@@ -91,9 +91,9 @@ void NodeNameTable::findAll(std::span<const std::string_view> names, std::span<u
   // Three stages, kStep names apart: hash a name and prefetch its first slot; read that slot
   // and prefetch the name it points at; probe and compare. Names come in kube-scheduler's
   // order, so the slots and names they touch are scattered over the tables (~350 KB at 5,000
-  // nodes), and each probe would otherwise wait for two cache misses in a row. Measured against
-  // a plain loop over find(), ABBA, service_bench medians of 3 (2026-12-05): filter 208 -> 196
-  // us, pod 331 -> 310 us (BM_NodeNamesFilter/0, BM_NodeNamesPod/0).
+  // nodes), and each probe would otherwise wait for two cache misses in a row. Faster than a
+  // plain loop over find() in service_bench's filter and pod (BM_NodeNamesFilter/0,
+  // BM_NodeNamesPod/0): the numbers are in bench/results/2026-12-05-node-name-table.md.
   constexpr size_t kStep = 8, kRing = 4 * kStep;
   uint32_t hashes[kRing];
   const size_t n = names.size();
