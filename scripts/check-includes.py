@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the include direction between fleetsched's libraries.
+"""Checks the include direction between fleetsched's libraries, and file sizes.
 
 Every C++ file of a library folder below may include headers of its own folder and of the
 folders (or single headers) its row allows, and no other project header; some folders also
@@ -9,15 +9,20 @@ become a link-time dependency.
 
     scripts/check-includes.py [SOURCE_ROOT]
 
-It also holds the libraries' files to a size a reader can take in: no C++ file of these folders
-but tools/ (the subcommands that generate fleets and load) is over MAX_LINES lines; a file that
-grows past it is split along its sections.
+It also holds files to a size a reader can take in: no C++ file of these folders but tools/ (the
+subcommands that generate fleets and load), and no Go or Python file anywhere in the repository
+(the tracked ones when SOURCE_ROOT is a git checkout, else every one below it but build*/, .git,
+vendor and the other SKIPPED_FOLDERS), is over MAX_LINES lines; a file that grows past it is
+split along its sections. bench/README.md stays within BENCH_README_MAX_LINES: it holds the
+targets, the latest numbers and the commands, and dated detail goes to bench/results/ or an
+area's own README.
 
-Exits 0 when every include is allowed, 1 listing each offending line, 2 on a usage error. Run by
-`meson test` (the test include-direction).
+Exits 0 when every include is allowed and every file within its size, 1 listing each offending
+line or file, 2 on a usage error. Run by `meson test` (the test include-direction).
 """
 import os
 import re
+import subprocess
 import sys
 
 # Folder -> what its files may include besides their own folder: folders (anything below them)
@@ -67,7 +72,12 @@ CHECKED_ROOTS = ["log", "codec", "plugins", "cache", "capi", "apiclient", "engin
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
 MAX_LINES = 800
-LONG_FILES_ALLOWED_UNDER = ("tools/",)
+LONG_FILES_ALLOWED_UNDER = ("tools/",)  # C++ only; Go and Python files have no exemption
+SCRIPT_SUFFIXES = (".go", ".py")
+# Folders the walk skips when SOURCE_ROOT is no git checkout: build*/ at the top, these anywhere.
+SKIPPED_FOLDERS = {".git", "vendor", "subprojects", "__pycache__", "node_modules"}
+BENCH_README = "bench/README.md"
+BENCH_README_MAX_LINES = 200
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -97,6 +107,49 @@ def source_files(root):
             for name in sorted(filenames):
                 if name.endswith(SOURCE_SUFFIXES):
                     yield os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+
+
+def script_files(root):
+    """Repository-relative paths of the Go and Python files to hold to MAX_LINES: git's tracked
+    files when root is a checkout, else a walk of the tree."""
+    if os.path.exists(os.path.join(root, ".git")):
+        try:
+            out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "*.go", "*.py"],
+                                 check=True, capture_output=True).stdout
+            return sorted(p for p in out.decode("utf-8", "replace").split("\0")
+                          if p and os.path.isfile(os.path.join(root, p)))
+        except (OSError, subprocess.CalledProcessError):
+            pass  # no git here: walk the tree instead
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        top = os.path.relpath(dirpath, root) == "."
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIPPED_FOLDERS and not (top and d.startswith("build")))
+        for name in sorted(filenames):
+            if name.endswith(SCRIPT_SUFFIXES):
+                path = os.path.relpath(os.path.join(dirpath, name), root)
+                paths.append(path.replace(os.sep, "/"))
+    return paths
+
+
+def count_lines(root, path):
+    with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+        return sum(1 for _ in f)
+
+
+def check_sizes(root):
+    """Go and Python files over MAX_LINES, and bench/README.md over BENCH_README_MAX_LINES."""
+    problems = []
+    for path in script_files(root):
+        n = count_lines(root, path)
+        if n > MAX_LINES:
+            problems.append(f"{path}: {n} lines, over {MAX_LINES}: split it along its sections")
+    if os.path.isfile(os.path.join(root, BENCH_README)):
+        n = count_lines(root, BENCH_README)
+        if n > BENCH_README_MAX_LINES:
+            problems.append(f"{BENCH_README}: {n} lines, over {BENCH_README_MAX_LINES}: "
+                            "move detail to bench/results/ or the folder's own README")
+    return problems
 
 
 def check(root):
@@ -138,7 +191,7 @@ def check(root):
             if not allowed(target, rules):
                 may = ", ".join(rules) if rules else "nothing outside itself"
                 problems.append(f"{path}:{number}: {text}: {folder} may not include it (may: {may})")
-    return problems
+    return problems + check_sizes(root)
 
 
 def main(argv):
