@@ -20,20 +20,6 @@ bool pickPackedGpus(const NodeInfo& node, int32_t count, int32_t milli, GpuAssig
   return true;
 }
 
-bool pickBestFitGpus(const NodeInfo& node, const PodInfo& pod, GpuAssignment& out) {
-  if (!isSharedGpuPod(pod)) return pickPackedGpus(node, pod.gpuCount, pod.gpuMilli, out);
-  int best = -1;
-  for (int i = 0; i < node.gpuCount; ++i) {
-    const int32_t free = node.gpuFreeMilli(i);
-    if (free >= pod.gpuMilli && (best < 0 || free < node.gpuFreeMilli(best))) best = i;
-  }
-  if (best < 0) return false;
-  out.count = 1;
-  out.index[0] = static_cast<uint8_t>(best);
-  out.milliEach = pod.gpuMilli;
-  return true;
-}
-
 void keepFirstNameOnTop(NodeSpan nodes, std::span<int32_t> scores) {
   if (scores.empty()) return;
   size_t best = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "plugins/framework.h"
+#include "plugins/gpu_select.h"  // the GPU choice every policy falls back to: selectGpus, best fit
 #include "plugins/node_columns.h"
 
 namespace fleetsched::plugins::policies {
@@ -50,9 +51,5 @@ void keepFirstNameOnTop(NodeSpan nodes, std::span<int32_t> scores);
 // idle share (stable), which for milli = 1000 is the lowest-index fully free GPUs. Returns false
 // when fewer than `count` GPUs fit.
 bool pickPackedGpus(const NodeInfo& node, int32_t count, int32_t milli, GpuAssignment& out);
-
-// Shared pods: the GPU with the smallest idle share that still fits (lowest index on ties);
-// other pods as pickPackedGpus. This is gpushare's and the simulator's default ("best").
-bool pickBestFitGpus(const NodeInfo& node, const PodInfo& pod, GpuAssignment& out);
 
 }  // namespace fleetsched::plugins::policies

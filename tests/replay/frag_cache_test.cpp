@@ -1,4 +1,5 @@
 // The incremental FGD cache must agree with a from-scratch computation however nodes change.
+#include "plugins/gpu_select.h"
 #include "plugins/policies/fgd/frag_cache.h"
 
 #include <gtest/gtest.h>
@@ -102,7 +103,7 @@ TEST_P(FragCacheIncremental, EqualsFromScratchAfterRandomPlacements) {
     // Place the pod where it fits, like Reserve would.
     GpuAssignment g;
     if (cpuLeft(node) < pod.milliCpu || node.allocMemory - node.usedMemory < pod.memory ||
-        (pod.wantsGpu() && !pickBestFitGpus(node, pod, g))) {
+        (pod.wantsGpu() && !selectGpus(pod, node, g))) {
       continue;
     }
     node.usedMilliCpu += pod.milliCpu;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/gpu_select.h"
 #include "plugins/policies/bestfit/best_fit_policy.h"
 #include "plugins/policies/clustering/gpu_clustering_policy.h"
 #include "plugins/policies/dotprod/dot_product_policy.h"
@@ -229,11 +230,11 @@ TEST(Fgd, ModelConstraintMakesNodeNoAccess) {
 TEST(BestFitGpus, SharedPodTakesTightestGpuWholePodsLowestFree) {
   const auto node = NodeBuilder().gpus(4, "T4").cpu(96000).used({0, 600, 300, 600}).build();
   GpuAssignment g;
-  ASSERT_TRUE(pickBestFitGpus(node, podInfo(1000, 1, 400), g));
+  ASSERT_TRUE(selectGpus(podInfo(1000, 1, 400), node, g));
   EXPECT_EQ(g.index[0], 1);  // 400 free on GPUs 1 and 3: lowest index wins the tie
-  ASSERT_TRUE(pickBestFitGpus(node, podInfo(1000, 1, 1000), g));
+  ASSERT_TRUE(selectGpus(podInfo(1000, 1, 1000), node, g));
   EXPECT_EQ(g.index[0], 0);
-  EXPECT_FALSE(pickBestFitGpus(node, podInfo(1000, 2, 1000), g));
+  EXPECT_FALSE(selectGpus(podInfo(1000, 2, 1000), node, g));
 }
 
 TEST(Registry, EveryNamedPolicyIsCreatable) {

@@ -33,7 +33,7 @@ class BestFitPolicy final : public Plugin {
     minMaxNormalize(scores);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
-    return pickBestFitGpus(node, state.pod, out);
+    return plugins::selectGpus(state.pod, node, out);
   }
 };
 

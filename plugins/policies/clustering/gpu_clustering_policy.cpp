@@ -23,7 +23,7 @@ class GpuClusteringPolicy final : public Plugin {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = gpuClusteringScore(*nodes[i], state.pod);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
-    return pickBestFitGpus(node, state.pod, out);
+    return plugins::selectGpus(state.pod, node, out);
   }
 };
 

@@ -25,7 +25,7 @@ class DotProductPolicy final : public Plugin {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = dotProductScore(*nodes[i], state.pod);
   }
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
-    return pickBestFitGpus(node, state.pod, out);
+    return plugins::selectGpus(state.pod, node, out);
   }
 };
 

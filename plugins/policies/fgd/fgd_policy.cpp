@@ -43,7 +43,7 @@ class FgdPolicy final : public Plugin {
 
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
-    if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
+    if (!cache_ || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
     return cache_->pickSharedGpu(node, pod, out);
   }
 

@@ -112,7 +112,7 @@ class FleetPolicy final : public Plugin {
 
   bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
-    if (!cache_ || !isSharedGpuPod(pod)) return pickBestFitGpus(node, pod, out);
+    if (!cache_ || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
     return pickSharedGpu(*cache_, node, pod, out);
   }
 
