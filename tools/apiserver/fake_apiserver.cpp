@@ -272,15 +272,18 @@ struct FakeApiServer::Impl {
 
   // A live pod changed: its event goes to the log and to every held pod watch.
   void publish(std::string_view type, const std::string& object) {
+    // The stats first: a watcher that has read the event may ask for them at once.
+    {
+      std::lock_guard<std::mutex> lock(statsMutex);
+      stats.resourceVersion = resourceVersion;
+      stats.live = live.size();
+    }
     std::string line = R"({"type":")" + std::string(type) + R"(","object":)" + object + "}\n";
     for (Conn* c : conns) {
       if (c->heldPods) send(c, chunk(line), {}, {});
     }
     events.emplace_back(resourceVersion, std::move(line));
     if (events.size() > kEventLogSize) events.pop_front();
-    std::lock_guard<std::mutex> lock(statsMutex);
-    stats.resourceVersion = resourceVersion;
-    stats.live = live.size();
   }
 
   void applyOps() {
