@@ -1,6 +1,10 @@
 #include "cache/binding.h"
 
 #include <algorithm>
+#include <ctime>
+
+#include "plugins/annotations.h"
+#include "plugins/interpretation.h"
 
 namespace fleetsched::cache {
 
@@ -75,6 +79,17 @@ std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interp
   w.publish();
   if (out.result == ReserveResult::UnknownNode) return "node " + std::string(node) + " vanished from fleetsched's cache";
   return {};
+}
+
+std::vector<std::pair<std::string, std::string>> bindingAnnotations(const Placement& placed) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (placed.gpus.count == 0) return out;
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const int64_t unixNanos = int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  out.emplace_back(plugins::annotations::kGpuIndex, plugins::formatGpuIndex(placed.gpus));
+  out.emplace_back(plugins::annotations::kAssumeTime, std::to_string(unixNanos));
+  return out;
 }
 
 }  // namespace fleetsched::cache

@@ -4,6 +4,7 @@
 //   reserveOnNode   re-check the node for the pod against the current snapshot (the pod's
 //                   profile), pick its GPUs (Profile::selectGpus) and reserve them in the cache,
 //                   so the next pod sees them at once;
+//   bindingAnnotations  what the pod's Binding then carries, posted as given by both;
 //   uncharge/charge what evicting a pod from, or adding one to, a copy of a node changes
 //                   (preemption's what-if questions);
 //   resourcesFit    cpu, memory and a pod slot, the part of fit kube-scheduler's own plugins
@@ -43,5 +44,11 @@ std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interp
                           const codec::Pod& pod, const Snapshot& snap, Cache::Writer& w, std::string_view node,
                           Clock::duration ttl, plugins::CycleState& state, plugins::ProfileScratch& scratch,
                           std::vector<plugins::Status>& statuses, Placement& out);
+
+// The annotations the Binding of a pod placed as `placed` carries, in the order they are posted:
+// none when the device plugin chooses the GPUs; else fleetsched.io/gpu-index and
+// fleetsched.io/assume-time, wall-clock Unix nanoseconds (CLOCK_REALTIME), the clock a device
+// plugin on the node can compare with its own (docs/annotations.md).
+std::vector<std::pair<std::string, std::string>> bindingAnnotations(const Placement& placed);
 
 }  // namespace fleetsched::cache

@@ -2,6 +2,7 @@
 #include "capi/fleetsched.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -400,9 +401,13 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
   });
 }
 
-int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, size_t node_len, char* gpu_index,
-                   size_t gpu_index_cap, char* err, size_t err_cap) {
-  copyText("", gpu_index, gpu_index_cap);
+int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, size_t node_len, char* annotations,
+                   size_t annotations_cap, size_t* annotations_len, char* err, size_t err_cap) {
+  *annotations_len = 0;
+  if (annotations_cap < FS_BINDING_ANNOTATIONS_MAX) {
+    copyText("fs_reserve: the annotations buffer must hold FS_BINDING_ANNOTATIONS_MAX bytes", err, err_cap);
+    return FS_ERROR;
+  }
   return guarded<int32_t>(FS_ERROR, err, err_cap, [&]() -> int32_t {
     std::lock_guard lock(e->cycleMutex);
     std::string error;
@@ -423,7 +428,15 @@ int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, 
       copyText(error, err, err_cap);
       return FS_UNSCHEDULABLE;
     }
-    if (placed.gpus.count > 0) copyText(plugins::formatGpuIndex(placed.gpus), gpu_index, gpu_index_cap);
+    std::string pairs;
+    for (const auto& [key, value] : fleetsched::cache::bindingAnnotations(placed)) {
+      pairs.append(key).push_back('\0');
+      pairs.append(value).push_back('\0');
+    }
+    // gpu-index names at most kMaxGpusPerNode indexes: far below the maximum.
+    assert(pairs.size() <= FS_BINDING_ANNOTATIONS_MAX);
+    std::copy(pairs.begin(), pairs.end(), annotations);
+    *annotations_len = pairs.size();
     return FS_SUCCESS;
   });
 }

@@ -92,10 +92,14 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
                        size_t err_cap);
 
 /* Reserves the pod on `node`: re-checks the node, picks its GPUs and charges them, so the next
- * cycle sees them. gpu_index receives the fleetsched.io/gpu-index value ("0-1"; empty when the
- * device plugin chooses). Returns FS_SUCCESS, or another FS_* code with the reason in err. */
-int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, size_t node_len, char* gpu_index,
-                   size_t gpu_index_cap, char* err, size_t err_cap);
+ * cycle sees them. annotations receives what the pod's Binding must carry, exactly as the
+ * extender's bind posts it: key '\0' value '\0' for each annotation, *annotations_len bytes in
+ * all (0: none, the device plugin chooses); annotations_cap must be at least
+ * FS_BINDING_ANNOTATIONS_MAX (else FS_ERROR, nothing reserved). Returns FS_SUCCESS, or another
+ * FS_* code with the reason in err. */
+#define FS_BINDING_ANNOTATIONS_MAX 1024
+int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, size_t node_len, char* annotations,
+                   size_t annotations_cap, size_t* annotations_len, char* err, size_t err_cap);
 /* Releases what fs_reserve charged for the pod (no-op when none). */
 int fs_unreserve(fs_engine* e, const char* uid, size_t len);
 

@@ -27,7 +27,8 @@ constexpr std::string_view kZonePolicy = "fleetsched.io/zone-policy";
 constexpr std::string_view kWorkloadLabel = "fleetsched.io/workload";
 // Written by the binder: the GPU indexes a pod was given, dash-separated ("0-1-3").
 constexpr std::string_view kGpuIndex = "fleetsched.io/gpu-index";
-// Written by the binder: a monotonic assume timestamp (ns) for the device plugin handoff.
+// Written by the binder: when the pod was assumed, wall-clock Unix nanoseconds, for the device
+// plugin handoff (cache::bindingAnnotations writes both, for every deployment).
 constexpr std::string_view kAssumeTime = "fleetsched.io/assume-time";
 
 }  // namespace fleetsched::plugins::annotations

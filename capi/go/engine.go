@@ -227,16 +227,24 @@ func (e *Engine) FilterNode(token uint64, pod []byte, node string, removed []str
 	return Code(code), errText(errBuf)
 }
 
-// Reserve picks the pod's GPUs on node and charges them; gpuIndex is the fleetsched.io/gpu-index
-// value to bind with ("" when the device plugin chooses).
-func (e *Engine) Reserve(pod []byte, node string) (gpuIndex string, code Code, reason string) {
-	idx := make([]byte, 64)
+// Reserve picks the pod's GPUs on node and charges them; annotations is what the pod's Binding
+// must carry, exactly as the extender's bind posts it (empty: the device plugin chooses, and the
+// default binder may bind).
+func (e *Engine) Reserve(pod []byte, node string) (annotations map[string]string, code Code, reason string) {
+	buf := make([]byte, C.FS_BINDING_ANNOTATIONS_MAX)
+	var n C.size_t
 	errBuf := make([]byte, errCap)
 	rc := C.fs_reserve(e.p, bytesPtr(pod), C.size_t(len(pod)), strPtr(node), C.size_t(len(node)),
-		(*C.char)(unsafe.Pointer(&idx[0])), C.size_t(len(idx)), (*C.char)(unsafe.Pointer(&errBuf[0])), errCap)
+		(*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &n, (*C.char)(unsafe.Pointer(&errBuf[0])), errCap)
 	runtime.KeepAlive(pod)
 	runtime.KeepAlive(node)
-	return errText(idx), Code(rc), errText(errBuf)
+	if fields := strings.Split(string(buf[:n]), "\x00"); n > 0 {
+		annotations = make(map[string]string, len(fields)/2)
+		for i := 0; i+1 < len(fields); i += 2 {
+			annotations[fields[i]] = fields[i+1]
+		}
+	}
+	return annotations, Code(rc), errText(errBuf)
 }
 
 // Unreserve releases what Reserve charged for the pod.

@@ -1,8 +1,10 @@
 package capi
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func node(name string, gpus string) []byte {
@@ -48,9 +50,15 @@ func TestEngineDecidesThroughTheABI(t *testing.T) {
 	if len(passed) != 2 || passed["a"] || c.Feasible != 2 {
 		t.Fatalf("passed %v, feasible %d", passed, c.Feasible)
 	}
-	idx, code, reason := e.Reserve(pod("p", "2"), "b")
-	if code != Success || idx != "0-1" {
-		t.Fatalf("reserve: %q %d %s", idx, code, reason)
+	before := time.Now().UnixNano()
+	annotations, code, reason := e.Reserve(pod("p", "2"), "b")
+	after := time.Now().UnixNano()
+	if code != Success || len(annotations) != 2 || annotations["fleetsched.io/gpu-index"] != "0-1" {
+		t.Fatalf("reserve: %q %d %s", annotations, code, reason)
+	}
+	// Wall-clock nanoseconds, as the extender's bind writes them.
+	if at, err := strconv.ParseInt(annotations["fleetsched.io/assume-time"], 10, 64); err != nil || at < before || at > after {
+		t.Fatalf("assume-time %q not between %d and %d", annotations["fleetsched.io/assume-time"], before, after)
 	}
 	if _, code, reason = e.Reserve(pod("q", "1"), "b"); code != Unschedulable || !strings.Contains(reason, "b") {
 		t.Fatalf("reserve on a full node: %d %q", code, reason)

@@ -12,8 +12,6 @@
 #include "codec/encoder.h"
 #include "codec/k8s_names.h"
 #include "log/log.h"
-#include "plugins/annotations.h"
-#include "plugins/interpretation.h"
 
 namespace fleetsched::engine {
 namespace {
@@ -498,7 +496,6 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   std::string refused = cache::reserveOnNode(config_.profileFor(pod), cache_.interpretation(), pod, snap, w, a.node,
                                              kReservationTtl, state_, scratch_, statuses_, placed);
   if (!refused.empty()) return refused;
-  const plugins::GpuAssignment& gpus = placed.gpus;
   const cache::ReserveResult reserved = placed.result;
 
   BindingRequest b;
@@ -506,10 +503,7 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
   b.podName = a.podName;
   b.podUid = a.podUid;
   b.node = a.node;
-  if (gpus.count > 0) {
-    b.annotations.emplace_back(plugins::annotations::kGpuIndex, plugins::formatGpuIndex(gpus));
-    b.annotations.emplace_back(plugins::annotations::kAssumeTime, std::to_string(uv_hrtime()));
-  }
+  b.annotations = cache::bindingAnnotations(placed);
   req.deferred = true;
   std::string uid(a.podUid);
   binder_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {

@@ -32,10 +32,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,9 +57,6 @@ const (
 	// kube-scheduler's own floor on the nodes it looks for (minFeasibleNodesToFind), below which
 	// it would visit every node anyway.
 	fewNodes = 100
-
-	annotationGpuIndex   = "fleetsched.io/gpu-index"
-	annotationAssumeTime = "fleetsched.io/assume-time"
 )
 
 // Plugin is one engine behind the framework's extension points.
@@ -423,9 +418,9 @@ type cycleState struct {
 	pod      []byte
 	cycle    capi.Cycle
 	names    *nameIndex
-	failures []*fwk.Status // by failure number
-	scores   []int64       // by node id (PreScore)
-	gpuIndex string        // Reserve's choice, for Bind
+	failures []*fwk.Status     // by failure number
+	scores   []int64           // by node id (PreScore)
+	binding  map[string]string // Reserve's choice: the Binding's annotations, posted as given
 	// Filter passed a node its verdict failed (see ledger): the feasible nodes are not the
 	// verdicts'.
 	overridden *atomic.Bool
@@ -686,12 +681,12 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	if st != nil {
 		return st
 	}
-	idx, code, reason := p.engine.Reserve(s.pod, nodeName)
+	annotations, code, reason := p.engine.Reserve(s.pod, nodeName)
 	if code != capi.Success {
 		return status(code, reason)
 	}
 	p.ledger.charge(nodeName, string(pod.UID))
-	s.gpuIndex = idx
+	s.binding = annotations
 	return nil
 }
 
@@ -702,16 +697,14 @@ func (p *Plugin) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Po
 
 func (p *Plugin) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	s, st := read(state)
-	if st != nil || s.gpuIndex == "" {
+	if st != nil || len(s.binding) == 0 {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-			Annotations: map[string]string{
-				annotationGpuIndex:   s.gpuIndex,
-				annotationAssumeTime: strconv.FormatInt(time.Now().UnixNano(), 10),
-			},
+			// The engine's, as the extender's bind posts them (cache::bindingAnnotations).
+			Annotations: s.binding,
 		},
 		Target: v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}

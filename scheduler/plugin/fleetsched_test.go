@@ -285,8 +285,8 @@ func TestReserveHoldsGpusAndUnreserveForgets(t *testing.T) {
 		t.Fatal(st)
 	}
 	s, _ := read(state)
-	if s.gpuIndex != "0-1-2-3" {
-		t.Fatalf("gpu index %q", s.gpuIndex)
+	if s.binding["fleetsched.io/gpu-index"] != "0-1-2-3" {
+		t.Fatalf("binding annotations %q", s.binding)
 	}
 	// kube-scheduler assumed p1 on the node before Reserve: its NodeInfo holds it.
 	assumed := p1.DeepCopy()

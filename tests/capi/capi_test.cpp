@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -120,18 +121,46 @@ TEST(Capi, FiltersEveryNodeOnceAndNamesFailures) {
   for (uint32_t id = v.result.id_limit; id < 8; ++id) EXPECT_EQ(v.verdict[id], 0) << "untouched past id_limit";
 }
 
+// fs_reserve of `pod` on gpu-a: its code, and the Binding's annotations by key.
+struct Reserved {
+  int32_t code = FS_ERROR;
+  std::map<std::string, std::string> annotations;
+  std::string err;
+  std::string gpuIndex() const {
+    auto it = annotations.find("fleetsched.io/gpu-index");
+    return it == annotations.end() ? "" : it->second;
+  }
+};
+Reserved reserve(fs_engine* e, const std::string& pod, size_t cap = FS_BINDING_ANNOTATIONS_MAX) {
+  std::vector<char> buf(cap + 1);
+  char err[256] = {};
+  size_t len = 99;
+  Reserved r;
+  r.code = fs_reserve(e, pod.data(), pod.size(), "gpu-a", 5, buf.data(), cap, &len, err, sizeof err);
+  r.err = err;
+  std::string_view pairs(buf.data(), len);
+  while (!pairs.empty()) {
+    const size_t k = pairs.find('\0');
+    const size_t v = pairs.find('\0', k + 1);
+    r.annotations.emplace(pairs.substr(0, k), pairs.substr(k + 1, v - k - 1));
+    pairs.remove_prefix(v + 1);
+  }
+  return r;
+}
+
 TEST(Capi, ReservationsAreSeenByTheNextCycleAndReleased) {
   Engine e = make();
   addNode(e.get(), node("gpu-a", 4));
-  char idx[32], err[256];
   const std::string p1 = pod("p1", 2), p2 = pod("p2", 2), p3 = pod("p3", 2);
-  ASSERT_EQ(fs_reserve(e.get(), p1.data(), p1.size(), "gpu-a", 5, idx, sizeof idx, err, sizeof err), FS_SUCCESS) << err;
-  EXPECT_STREQ(idx, "0-1");
-  ASSERT_EQ(fs_reserve(e.get(), p2.data(), p2.size(), "gpu-a", 5, idx, sizeof idx, err, sizeof err), FS_SUCCESS) << err;
-  EXPECT_STREQ(idx, "2-3");
+  Reserved r = reserve(e.get(), p1);
+  ASSERT_EQ(r.code, FS_SUCCESS) << r.err;
+  EXPECT_EQ(r.gpuIndex(), "0-1");
+  r = reserve(e.get(), p2);
+  ASSERT_EQ(r.code, FS_SUCCESS) << r.err;
+  EXPECT_EQ(r.gpuIndex(), "2-3");
   // The node is full now: the next pod's cycle rejects it, and reserving there is refused.
   EXPECT_NE(prefilter(e.get(), p3).verdict[0], 0);
-  EXPECT_EQ(fs_reserve(e.get(), p3.data(), p3.size(), "gpu-a", 5, idx, sizeof idx, err, sizeof err), FS_UNSCHEDULABLE);
+  EXPECT_EQ(reserve(e.get(), p3).code, FS_UNSCHEDULABLE);
   fs_stats s{};
   fs_engine_stats(e.get(), &s);
   EXPECT_EQ(s.reservations_live, 2U);
@@ -148,8 +177,40 @@ TEST(Capi, ReservationsAreSeenByTheNextCycleAndReleased) {
   EXPECT_EQ(s.reservations_live, 0U);
   EXPECT_EQ(s.gpus_free, 2U);
   EXPECT_EQ(s.bound_pods, 1U);
-  ASSERT_EQ(fs_reserve(e.get(), p3.data(), p3.size(), "gpu-a", 5, idx, sizeof idx, err, sizeof err), FS_SUCCESS) << err;
-  EXPECT_STREQ(idx, "0-1");
+  r = reserve(e.get(), p3);
+  ASSERT_EQ(r.code, FS_SUCCESS) << r.err;
+  EXPECT_EQ(r.gpuIndex(), "0-1");
+}
+
+// The Binding's annotations are cache::bindingAnnotations', as the extender's bind posts them:
+// the GPU index, and assume-time in wall-clock nanoseconds.
+TEST(Capi, ReserveReturnsTheBindingsAnnotations) {
+  Engine e = make();
+  addNode(e.get(), node("gpu-a", 4));
+  const auto wallNanos = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t before = wallNanos();
+  const Reserved r = reserve(e.get(), pod("p1", 1));
+  const int64_t after = wallNanos();
+  ASSERT_EQ(r.code, FS_SUCCESS) << r.err;
+  ASSERT_EQ(r.annotations.size(), 2U);
+  EXPECT_EQ(r.gpuIndex(), "0");
+  const int64_t assumed = std::stoll(r.annotations.at("fleetsched.io/assume-time"));
+  EXPECT_GE(assumed, before);
+  EXPECT_LE(assumed, after);
+  // A CPU pod: the device plugin has nothing to hand off, the Binding nothing to carry.
+  const Reserved cpu = reserve(e.get(), pod("p2", 0));
+  ASSERT_EQ(cpu.code, FS_SUCCESS) << cpu.err;
+  EXPECT_TRUE(cpu.annotations.empty());
+  // A buffer below the maximum is refused before anything is reserved.
+  const Reserved small = reserve(e.get(), pod("p3", 1), FS_BINDING_ANNOTATIONS_MAX - 1);
+  EXPECT_EQ(small.code, FS_ERROR);
+  EXPECT_NE(small.err.find("FS_BINDING_ANNOTATIONS_MAX"), std::string::npos) << small.err;
+  fs_stats s{};
+  fs_engine_stats(e.get(), &s);
+  EXPECT_EQ(s.reservations_live, 2U);
 }
 
 TEST(Capi, WhatIfFollowsRemovedAndAddedPods) {

@@ -13,6 +13,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -1014,6 +1015,36 @@ TEST_F(VerifiedBindTest, BindNeedsAVerifiedFilterAndAVerifiedBind) {
 // ones pushed it out, so serve's memory grew for the first 8,192 pods scheduled (0.5 MB a minute
 // at 4 pods/s). A pod is forgotten once its Binding succeeded; after a failed one it stays
 // remembered, so kube-scheduler's retry can bind it.
+// Issue 43: the Binding carries cache::bindingAnnotations, as the plugin deployment's does: the
+// GPU index and assume-time in wall-clock nanoseconds (it was uv_hrtime(), monotonic: a device
+// plugin comparing it with its clock got nonsense).
+TEST_F(VerifiedBindTest, TheBindingCarriesTheGpuIndexAndAWallClockAssumeTime) {
+  ExtenderService service(cache_, config_, metrics_, ServiceOptions{});
+  service.enableBinding(&binder_);
+  const std::string filter =
+      R"({"Pod":{"metadata":{"name":"p-g","namespace":"ml","uid":"g"},"spec":{"tolerations":[{"key":"nvidia.com/gpu",)"
+      R"("operator":"Exists"}],"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"2"}}}]}},)"
+      R"("Nodes":null,"NodeNames":["gpu-a"]})";
+  const auto wallNanos = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  ASSERT_EQ(call(service, Verb::Filter, filter, false).status, 200);
+  const int64_t before = wallNanos();
+  const Answer a = call(service, Verb::Bind, bindBody("g"), false);
+  const int64_t after = wallNanos();
+  EXPECT_EQ(a.body, R"({"Error":""})");
+  ASSERT_EQ(binder_.posted.size(), 1U);
+  const auto& annotations = binder_.posted[0].annotations;
+  ASSERT_EQ(annotations.size(), 2U);
+  EXPECT_EQ(annotations[0].first, "fleetsched.io/gpu-index");
+  EXPECT_EQ(std::count(annotations[0].second.begin(), annotations[0].second.end(), '-'), 1) << annotations[0].second;
+  EXPECT_EQ(annotations[1].first, "fleetsched.io/assume-time");
+  const int64_t assumed = std::stoll(annotations[1].second);
+  EXPECT_GE(assumed, before);
+  EXPECT_LE(assumed, after);
+}
+
 TEST_F(VerifiedBindTest, ABoundPodIsForgottenAFailedOneKept) {
   ExtenderService service(cache_, config_, metrics_);
   service.enableBinding(&binder_);
