@@ -44,25 +44,28 @@ bool resourcesFit(const plugins::PodInfo& pod, const plugins::NodeInfo& n) {
          (n.allocPods == 0 || n.usedPods < n.allocPods);
 }
 
-std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interpretation& interpretation,
-                          const codec::Pod& pod, const Snapshot& snap, Cache::Writer& w, std::string_view node,
-                          Clock::duration ttl, plugins::CycleState& state, plugins::ProfileScratch& scratch,
-                          std::vector<plugins::Status>& statuses, Placement& out) {
+Reservation reserveOnNode(plugins::Cycle& cycle, const plugins::Profile& profile, const codec::Pod& pod,
+                          const Snapshot& snap, Cache::Writer& w, std::string_view node, Clock::duration ttl) {
   auto who = [&] { return std::string(pod.namespace_) + "/" + std::string(pod.name); };
+  Reservation out;
   const plugins::NodeInfo* info = snap.find(node);
-  if (info == nullptr) return "node " + std::string(node) + " not found in fleetsched's cache";
+  if (info == nullptr) {
+    out.refused = "node " + std::string(node) + " not found in fleetsched's cache";
+    return out;
+  }
 
   // The node was feasible when filtered; re-check against what was reserved since.
-  const plugins::NodeInfo* one[1] = {info};
-  statuses.assign(1, plugins::Status{});
-  profile.runFilter(pod, state, snap, plugins::NodeSpan(one, 1), statuses, scratch);
-  if (!statuses[0].ok()) {
-    return "node " + std::string(node) + " no longer fits pod " + who() + ": " + std::string(statuses[0].reason);
+  cycle.begin(profile, pod, snap);
+  if (const plugins::Status st = cycle.filterOne(*info); !st.ok()) {
+    out.refused = "node " + std::string(node) + " no longer fits pod " + who() + ": " + std::string(st.reason);
+    return out;
   }
-  out.gpus = {};
-  if (!profile.selectGpus(state, *info, out.gpus)) return "no GPUs left for pod " + who() + " on node " + std::string(node);
+  if (!cycle.selectGpus(*info, out.placed.gpus)) {
+    out.refused = "no GPUs left for pod " + who() + " on node " + std::string(node);
+    return out;
+  }
 
-  const plugins::PodInfo& p = state.pod;
+  const plugins::PodInfo& p = cycle.pod();
   std::string workload;
   ReservationRequest r;
   r.podUid = pod.uid;
@@ -71,14 +74,14 @@ std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interp
   r.memory = p.memory;
   r.gpuResource = p.gpuResource;
   r.gpuAmount = p.gpuCount;
-  r.gpus = out.gpus;
+  r.gpus = out.placed.gpus;
   // Counted under the key the watch will count the bound pod under, so confirming it keeps the count.
-  if (interpretation.workloadKey(pod, workload)) r.workload = workload;
+  if (w.interpretation().workloadKey(pod, workload)) r.workload = workload;
   r.ttl = ttl;
-  out.result = w.reserve(r, Clock::now());
+  out.placed.result = w.reserve(r, Clock::now());
   w.publish();
-  if (out.result == ReserveResult::UnknownNode) return "node " + std::string(node) + " vanished from fleetsched's cache";
-  return {};
+  if (out.placed.result == ReserveResult::UnknownNode) out.refused = "node " + std::string(node) + " vanished from fleetsched's cache";
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> bindingAnnotations(const Placement& placed) {

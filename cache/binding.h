@@ -17,6 +17,7 @@
 
 #include "cache/cache.h"
 #include "codec/model.h"
+#include "plugins/cycle.h"
 #include "plugins/framework.h"
 #include "plugins/profile.h"
 
@@ -36,14 +37,19 @@ struct Placement {
   ReserveResult result = ReserveResult::Reserved;
 };
 
-// Reserves `pod` on node `node`: runs the pod's profile over that node against `snap` (which must
-// hold every earlier reservation), picks its GPUs and charges them through `w` (published before
-// returning). Returns an empty string and fills `out`, or says why the pod cannot go there; then
-// nothing was charged. `state`, `scratch` and `statuses` are the caller's reusable scratch.
-std::string reserveOnNode(const plugins::Profile& profile, const plugins::Interpretation& interpretation,
-                          const codec::Pod& pod, const Snapshot& snap, Cache::Writer& w, std::string_view node,
-                          Clock::duration ttl, plugins::CycleState& state, plugins::ProfileScratch& scratch,
-                          std::vector<plugins::Status>& statuses, Placement& out);
+// What reserveOnNode did: reserved (`placed` filled), or refused, and then nothing was charged.
+struct Reservation {
+  std::string refused;  // why not; empty when reserved
+  Placement placed;
+  bool ok() const { return refused.empty(); }
+};
+
+// Reserves `pod` on node `node`: begins `cycle` for the pod under `profile` against `snap`
+// (which must hold every earlier reservation), re-checks the node, picks its GPUs and charges
+// them through `w` (published before returning), the reservation living `ttl` unless the pod
+// is seen bound.
+Reservation reserveOnNode(plugins::Cycle& cycle, const plugins::Profile& profile, const codec::Pod& pod,
+                          const Snapshot& snap, Cache::Writer& w, std::string_view node, Clock::duration ttl);
 
 // The annotations the Binding of a pod placed as `placed` carries, in the order they are posted:
 // none when the device plugin chooses the GPUs; else fleetsched.io/gpu-index and

@@ -224,6 +224,8 @@ bool Cache::Writer::unreserve(std::string_view uid) { return cache_->state_->unr
 bool Cache::Writer::podCharge(std::string_view uid, PodCharge& out) const { return cache_->state_->podCharge(uid, out); }
 size_t Cache::Writer::expire(Clock::time_point now) { return cache_->state_->expire(now); }
 void Cache::Writer::publish() { cache_->state_->publish(); }
+
+const plugins::Interpretation& Cache::Writer::interpretation() const { return cache_->interpretation(); }
 void Cache::Writer::beginNodeRelist() { cache_->state_->beginNodeRelist(); }
 size_t Cache::Writer::sweepNodes() { return cache_->state_->sweepNodes(); }
 void Cache::Writer::beginPodRelist() { cache_->state_->beginPodRelist(); }

@@ -180,6 +180,9 @@ class Cache {
     // Makes everything applied so far visible to readers.
     void publish();
 
+    // The cache's (Cache::interpretation).
+    const plugins::Interpretation& interpretation() const;
+
    private:
     friend class Cache;
     Writer(Cache& cache, std::try_to_lock_t);

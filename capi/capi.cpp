@@ -19,6 +19,7 @@
 #include "cache/snapshot_rows.h"
 #include "codec/decoder.h"
 #include "plugins/config.h"
+#include "plugins/cycle.h"
 #include "plugins/interpretation.h"
 #include "plugins/profile.h"
 
@@ -92,15 +93,13 @@ struct fs_engine {
   codec::Pod pod;
   const plugins::Profile* profile = nullptr;
   uint64_t cycle = 0;
-  bool admitted = false;  // preFilter succeeded
-  plugins::CycleState state;
-  plugins::ProfileScratch scratch;
+  plugins::Cycle run;  // begun by begin() on `snap`
   std::vector<const plugins::NodeInfo*> nodes;
   std::vector<uint32_t> ids;  // nodes[i]'s id
   fleetsched::cache::SnapshotRows rows;
-  std::vector<plugins::Verdict> verdicts;
-  std::vector<plugins::Status> statuses;
-  std::vector<std::pair<int32_t, std::string>> failures;  // [0]: the preFilter failure
+  // What fs_reason answers, copied from the cycle (a later fs_filter_node or fs_reserve numbers
+  // failures anew): [0] the PreFilter failure, [k] the filter's failure code k.
+  std::vector<std::pair<int32_t, std::string>> failures;
   std::vector<int32_t> wire;
   codec::Decoder addDecoder;
   codec::PaddedBuffer addBytes;
@@ -129,8 +128,7 @@ struct fs_engine {
     snap = Snapshot();
     snap = reader.acquire();
     failures.clear();
-    const plugins::Status st = profile->preFilter(pod, state, snap);
-    admitted = st.ok();
+    const plugins::Status st = run.begin(*profile, pod, snap);
     failures.emplace_back(toCode(st.code), std::string(st.reason));
     return true;
   }
@@ -234,40 +232,28 @@ int fs_prefilter(fs_engine* e, const char* pod, size_t len, uint8_t* verdict, ui
     out->id_limit = e->snap.idLimit();
     out->name_set = e->snap.nameSetVersion();
     out->code = e->failures[0].first;
-    if (!e->admitted || cap < out->id_limit) return 0;
+    if (!e->run.admitted() || cap < out->id_limit) return 0;
 
     e->nodes.clear();
     e->snap.collect(e->nodes);
     e->ids.clear();
     for (const plugins::NodeInfo* n : e->nodes) e->ids.push_back(n->id);
-    e->verdicts.resize(e->nodes.size());
-    e->profile->filter(e->state, {e->nodes, e->ids, &e->rows.refresh(e->snap, e->profile->gpuResources())},
-                       e->verdicts, e->scratch);
+    const std::span<const plugins::Verdict> verdicts =
+        e->run.filter({e->nodes, e->ids, &e->rows.refresh(e->snap, e->profile->gpuResources())});
+    // The cycle numbers distinct failures from 1 already; past kMaxFailures the last code
+    // stands for the rest.
+    const plugins::FailureCodes& failures = e->run.failures();
+    const auto codes = static_cast<plugins::Verdict>(std::min<size_t>(failures.size(), kMaxFailures));
+    for (plugins::Verdict k = 1; k <= codes; ++k) {
+      e->failures.emplace_back(toCode(failures.status(k).code), std::string(failures.status(k).reason));
+    }
     std::fill_n(verdict, out->id_limit, kHole);
     if (pods != nullptr) std::fill_n(pods, out->id_limit, uint16_t{0});
     for (size_t i = 0; i < e->nodes.size(); ++i) {
-      if (pods != nullptr) {
-        pods[e->nodes[i]->id] = static_cast<uint16_t>(std::clamp<int64_t>(e->nodes[i]->usedPods, 0, UINT16_MAX));
-      }
-      const plugins::Verdict code = e->verdicts[i];
-      const plugins::Status st = code == plugins::kPass ? plugins::Status{} : e->scratch.failures().status(code);
-      uint8_t v = 0;
-      if (!st.ok()) {
-        const int32_t code = toCode(st.code);
-        size_t k = 1;
-        while (k < e->failures.size() && !(e->failures[k].first == code && e->failures[k].second == st.reason)) ++k;
-        if (k == e->failures.size()) {
-          if (k > kMaxFailures) {
-            k = kMaxFailures;  // more distinct reasons than codes: the last one stands for the rest
-          } else {
-            e->failures.emplace_back(code, std::string(st.reason));
-          }
-        }
-        v = static_cast<uint8_t>(k);
-      } else {
-        ++out->feasible;
-      }
-      verdict[e->nodes[i]->id] = v;
+      const plugins::NodeInfo& n = *e->nodes[i];
+      if (pods != nullptr) pods[n.id] = static_cast<uint16_t>(std::clamp<int64_t>(n.usedPods, 0, UINT16_MAX));
+      verdict[n.id] = static_cast<uint8_t>(std::min(verdicts[i], codes));
+      out->feasible += verdicts[i] == plugins::kPass;
     }
     return 0;
   });
@@ -336,9 +322,8 @@ int fs_score(fs_engine* e, uint64_t cycle, const char* pod, size_t len, const ui
       e->nodes.push_back(node);
     }
     e->wire.assign(n, 0);
-    if (e->admitted && n > 0) {
-      const plugins::NodeBatch batch{e->nodes, {ids, n}, &e->rows.refresh(e->snap, e->profile->gpuResources())};
-      e->profile->extenderScores(e->state, e->snap, batch, e->wire, e->scratch);
+    if (e->run.admitted() && n > 0) {
+      e->run.extenderScores({e->nodes, {ids, n}, &e->rows.refresh(e->snap, e->profile->gpuResources())}, e->wire);
     }
     // The extender's 0..10 on the framework's 0..100: what kube-scheduler makes of an extender
     // score (times MaxNodeScore / MaxExtenderPriority), so both deployments rank alike.
@@ -357,7 +342,7 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
       copyText(error, err, err_cap);
       return FS_ERROR;
     }
-    if (!e->admitted) {
+    if (!e->run.admitted()) {
       copyText(e->failures[0].second, err, err_cap);
       return e->failures[0].first;
     }
@@ -393,11 +378,9 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
       }
       rest.remove_prefix(std::min(end + 1, rest.size()));
     }
-    const plugins::NodeInfo* one[1] = {&sim};
-    e->statuses.assign(1, plugins::Status{});
-    e->profile->filter(e->state, plugins::NodeSpan(one, 1), e->statuses, e->scratch);
-    copyText(e->statuses[0].reason, err, err_cap);
-    return toCode(e->statuses[0].code);
+    const plugins::Status st = e->run.filterOne(sim);
+    copyText(st.reason, err, err_cap);
+    return toCode(st.code);
   });
 }
 
@@ -419,17 +402,15 @@ int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, 
     e->snap = Snapshot();
     Cache::Writer w = e->cache.write();
     Snapshot current = e->reader.acquire();
-    fleetsched::cache::Placement placed;
-    error = fleetsched::cache::reserveOnNode(*e->profile, e->cache.interpretation(), e->pod, current, w,
-                                             view(node, node_len), kReservationTtl, e->state, e->scratch, e->statuses,
-                                             placed);
+    const fleetsched::cache::Reservation r =
+        fleetsched::cache::reserveOnNode(e->run, *e->profile, e->pod, current, w, view(node, node_len), kReservationTtl);
     e->profile = nullptr;  // the cycle is over: a later fs_score / fs_filter_node begins again
-    if (!error.empty()) {
-      copyText(error, err, err_cap);
+    if (!r.ok()) {
+      copyText(r.refused, err, err_cap);
       return FS_UNSCHEDULABLE;
     }
     std::string pairs;
-    for (const auto& [key, value] : fleetsched::cache::bindingAnnotations(placed)) {
+    for (const auto& [key, value] : fleetsched::cache::bindingAnnotations(r.placed)) {
       pairs.append(key).push_back('\0');
       pairs.append(value).push_back('\0');
     }

@@ -14,7 +14,8 @@
 // snapshot rows, replay's cluster) passes them; one holding records only gets rows built in the
 // scratch by ProfileScratch::batch, or uses the NodeSpan / Status forms below, which do that.
 //
-// The caller owns a CycleState and a ProfileScratch per thread and reuses them across pods;
+// plugins::Cycle (cycle.h) drives these steps for every production caller, owning the
+// CycleState and ProfileScratch per thread and reusing them across pods;
 // once the scratch has grown to the largest batch, a cycle allocates nothing on the passing
 // path. Batches and spans returned point into the scratch and stay valid until its next use.
 #pragma once
@@ -45,6 +46,7 @@ class ProfileScratch {
 
  private:
   friend class Profile;
+  friend class Cycle;  // a failed PreFilter's code for every node
   std::vector<const NodeInfo*> candidates_;
   std::vector<uint32_t> candidateIds_;
   std::vector<uint32_t> index_;

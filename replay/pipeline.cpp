@@ -42,15 +42,15 @@ Pipeline::Pipeline(const plugins::Profile& profile) : fit_(fitProfile()), profil
 Decision Pipeline::decide(const codec::Pod& pod, const Cluster& cluster) {
   Decision d;
   const plugins::NodeBatch all = cluster.batch();
-  verdicts_.resize(all.size());
-  fit_.runFilter(pod, fitState_, cluster, all, verdicts_, fitScratch_);
-  const plugins::NodeBatch fits = fitScratch_.feasible(all, verdicts_);
-  const std::span<plugins::Verdict> verdicts = std::span(verdicts_).first(fits.size());
-  profile_->runFilter(pod, state_, cluster, fits, verdicts, scratch_);
-  const plugins::NodeBatch feasible = scratch_.feasible(fits, verdicts);
-  d.pod = state_.pod;
+  fitCycle_.begin(fit_, pod, cluster);
+  fitCycle_.filter(all);
+  const plugins::NodeBatch fits = fitCycle_.feasible(all);
+  cycle_.begin(*profile_, pod, cluster);
+  cycle_.filter(fits);
+  const plugins::NodeBatch feasible = cycle_.feasible(fits);
+  d.pod = cycle_.pod();
   if (feasible.empty()) return d;
-  const auto totals = profile_->scoreTotals(state_, cluster, feasible, scratch_);
+  const auto totals = cycle_.scoreTotals(feasible);
   size_t best = 0;
   for (size_t n = 1; n < feasible.size(); ++n) {
     if (totals[n] > totals[best] ||
@@ -59,7 +59,7 @@ Decision Pipeline::decide(const codec::Pod& pod, const Cluster& cluster) {
     }
   }
   const plugins::NodeInfo& chosen = *feasible[best];
-  if (!profile_->selectGpus(state_, chosen, d.gpus)) return d;
+  if (!cycle_.selectGpus(chosen, d.gpus)) return d;
   if (d.pod.wantsGpu() && d.gpus.count == 0) return d;  // no per-GPU ledger: cannot happen in replay
   d.node = static_cast<int>(chosen.id);
   return d;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codec/model.h"
+#include "plugins/cycle.h"
 #include "plugins/framework.h"
 #include "plugins/gpu/gpu_plugin.h"
 #include "plugins/profile.h"
@@ -40,9 +41,7 @@ class Pipeline {
   std::optional<plugins::Profile> owned_;  // the published pipeline's profile
   const plugins::Profile* profile_;
   // Reused per pod, so the steady state allocates nothing per node.
-  plugins::CycleState fitState_, state_;
-  plugins::ProfileScratch fitScratch_, scratch_;
-  std::vector<plugins::Verdict> verdicts_;
+  plugins::Cycle fitCycle_, cycle_;
 };
 
 // The GPU filter's args in the published pipeline: the simulator's GPU filter (spec §2.1),

@@ -160,17 +160,17 @@ void Evaluator::resolveNames(const cache::Snapshot& snap) {
 
 plugins::NodeBatch Evaluator::runFilter(const plugins::Profile& profile, const cache::Snapshot& snap) {
   // NodeNames: the snapshot's rows by node id; full Nodes: rows built for the request's records.
+  cycle_.begin(profile, args_.pod, snap);
   const plugins::NodeBatch batch = args_.mode() == codec::NodesMode::NodeNames
                                        ? plugins::NodeBatch{nodes_, nodeIds_, &rows_.refresh(snap, profile.gpuResources())}
-                                       : scratch_.batch(nodes_, profile.gpuResources());
-  verdict_.resize(nodes_.size());
-  profile.runFilter(args_.pod, state_, snap, batch, verdict_, scratch_);
+                                       : cycle_.batch(nodes_);
+  verdict_ = cycle_.filter(batch);
   return batch;
 }
 
 bool Evaluator::nominatedRetry(size_t i) const {
   const plugins::Verdict v = verdict_[i];
-  return v != plugins::kPass && scratch_.failures().status(v).code == plugins::Code::Unschedulable &&
+  return v != plugins::kPass && cycle_.failure(v).code == plugins::Code::Unschedulable &&
          !args_.pod.nominatedNodeName.empty() && nodes_[i]->name == args_.pod.nominatedNodeName;
 }
 
@@ -199,7 +199,7 @@ void Evaluator::gatherPassed() {
 }
 
 void Evaluator::encodeNodeNamesFilter(codec::Buffer& out) {
-  const plugins::FailureCodes& failures = scratch_.failures();
+  const plugins::FailureCodes& failures = cycle_.failures();
   reasons_.assign(failures.size() + 1, codec::FilterReason{});  // code kPass: no reason
   for (plugins::Verdict code = 1; code <= failures.size(); ++code) reasons_[code] = reasonOf(failures.status(code));
   codec::encodeNodeNamesFilter(
@@ -238,7 +238,7 @@ void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
       pass(i);
       continue;
     }
-    const plugins::Status& s = scratch_.failures().status(verdict_[i]);
+    const plugins::Status& s = cycle_.failure(verdict_[i]);
     codec::FailedNode f{nodes_[i]->name, s.reason};
     if (s.code == plugins::Code::UnschedulableAndUnresolvable) {
       r.failedAndUnresolvableNodes.push_back(f);
@@ -264,10 +264,10 @@ void Evaluator::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
   // Score only what fleetsched's own filter accepts, so filter and prioritize never disagree;
   // the rest scores 0 (and is not listed).
   const plugins::NodeBatch all = runFilter(profile, snap);
-  const plugins::NodeBatch feasible = scratch_.feasible(all, verdict_);
-  inputIndexFeasible_.assign(scratch_.feasibleIndex().begin(), scratch_.feasibleIndex().end());
+  const plugins::NodeBatch feasible = cycle_.feasible(all);
+  inputIndexFeasible_.assign(cycle_.feasibleIndex().begin(), cycle_.feasibleIndex().end());
   feasibleScores_.assign(feasible.size(), 0);
-  if (!feasible.empty()) profile.extenderScores(state_, snap, feasible, feasibleScores_, scratch_);
+  if (!feasible.empty()) cycle_.extenderScores(feasible, feasibleScores_);
   // Only nodes that score above 0 are listed: kube-scheduler adds each listed score × weight to
   // its node's total and nothing for an unlisted node, so the totals are the same, and a reply
   // it decodes (and allocates for) per node is shorter by every node a pod cannot use well, and
@@ -337,7 +337,7 @@ void Evaluator::explainFilter(const cache::Snapshot& snap, DecisionLog* decision
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
   // The verdicts already number the distinct failures (past DecisionLog's codes, the last one
   // stands for the rest). Verdicts of retried nominated nodes were turned into passes.
-  const plugins::FailureCodes& failures = scratch_.failures();
+  const plugins::FailureCodes& failures = cycle_.failures();
   const auto codes = static_cast<plugins::Verdict>(std::min<size_t>(failures.size(), DecisionLog::kPass));
   for (plugins::Verdict code = 1; code <= codes; ++code) explainStatuses_.push_back(failures.status(code));
   for (size_t i = 0; i < n; ++i) {

@@ -1,6 +1,6 @@
 // Evaluator: decodes, decides and encodes one filter or prioritize request against a cache
 // snapshot, with all the scratch that takes (the decoder and its full-Nodes memo, the request's
-// node records, CycleState, the profile's scratch, the NodeNames name table and node rows),
+// node records, the scheduling cycle (plugins::Cycle), the NodeNames name table and node rows),
 // kept for the next request.
 //
 // It reads the immutable plugins::Config and the snapshot it is given, and writes only itself
@@ -29,6 +29,7 @@
 #include "engine/reactor/handler.h"
 #include "engine/service/decision_log.h"
 #include "plugins/config.h"
+#include "plugins/cycle.h"
 #include "plugins/profile.h"
 
 namespace fleetsched::engine {
@@ -81,7 +82,7 @@ class Evaluator {
   void refreshNames(const cache::Snapshot& snap);
   // NodeNames mode: resolves args_.nodeNames through names_ into the own* vectors.
   void resolveNames(const cache::Snapshot& snap);
-  // runFilter over nodes_ into verdict_ (failures in scratch_.failures()); returns the batch it
+  // The cycle's filter over nodes_ into verdict_ (failures in cycle_.failures()); returns the batch it
   // judged: the snapshot's rows in NodeNames mode, rows built for the request's nodes otherwise.
   plugins::NodeBatch runFilter(const plugins::Profile& profile, const cache::Snapshot& snap);
   // Node i failed only for want of free capacity and is the pod's nominated node (see gatherPassed).
@@ -116,7 +117,7 @@ class Evaluator {
   codec::NodeNameTable names_;
   cache::SnapshotRows rows_;  // the rows of the snapshot's nodes, for NodeNames mode
   std::vector<uint32_t> passedIds_;    // NodeNames filter: ids of the nodes kept, in reply order
-  std::vector<plugins::Verdict> verdict_;  // filter: per position, kPass or a failure code
+  std::span<plugins::Verdict> verdict_;  // filter: per position, kPass or a failure code (cycle_'s)
   std::vector<codec::FilterReason> reasons_;  // what each verdict code means on the wire
   std::vector<plugins::NodeInfo> requestNodes_;  // Nodes mode
   std::vector<uint32_t> listedIds_;  // prioritize, NodeNames: the listed entries' ids
@@ -124,8 +125,7 @@ class Evaluator {
   std::vector<uint32_t> inputIndexFeasible_;
   std::vector<int32_t> feasibleScores_;
   cache::NodeBuilder builder_;
-  plugins::CycleState state_;
-  plugins::ProfileScratch scratch_;
+  plugins::Cycle cycle_;
   // Decisions (explainFilter / explainPrioritize): the request's verdicts by position
   // (DecisionLog::kPass or an index into explainStatuses_), scores by position.
   DecisionLog::NameTable nameTable_;  // node names by id for nameTableVersion_'s node set

@@ -242,11 +242,8 @@ void ExtenderService::badRequest(ExtenderRequest& req) {
   req.response = std::string(verbName(req.verb)) + ": " + decoder_.errorMessage() + "\n";
 }
 
-bool ExtenderService::fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node) {
-  const plugins::NodeInfo* one[1] = {&node};
-  statuses_.assign(1, plugins::Status{});
-  profile.filter(state_, plugins::NodeSpan(one, 1), statuses_, scratch_);
-  return statuses_[0].ok() && cache::resourcesFit(state_.pod, node);
+bool ExtenderService::fitsAfterEviction(const plugins::NodeInfo& node) {
+  return cycle_.filterOne(node).ok() && cache::resourcesFit(cycle_.pod(), node);
 }
 
 void ExtenderService::withWriter(ExtenderRequest& req, const cache::Snapshot& snap) {
@@ -338,13 +335,13 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
   // preemptor fits; victims not needed for that stay; a node where evicting every victim does
   // not make room is dropped. Nodes and victims fleetsched knows nothing about pass unchanged.
   const plugins::Profile& profile = config_.profileFor(preemptArgs_.pod);
-  const bool judge = profile.preFilter(preemptArgs_.pod, state_, snap).ok() && state_.pod.wantsGpu();
+  const bool judge = cycle_.begin(profile, preemptArgs_.pod, snap).ok() && cycle_.pod().wantsGpu();
   if (judge) {
     std::erase_if(victims, [&](codec::NodeVictims& v) {
       const plugins::NodeInfo* known = snap.find(v.node);
       if (known == nullptr) return false;
       plugins::NodeInfo sim = *known;
-      if (fitsAfterEviction(profile, sim)) return false;  // not a GPU shortage: kube-scheduler's call
+      if (fitsAfterEviction(sim)) return false;  // not a GPU shortage: kube-scheduler's call
       // Victims arrive in decreasing priority; full pods carry their priority, so sort by it.
       order_.resize(v.uids.size());
       for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
@@ -358,7 +355,7 @@ void ExtenderService::preempt(ExtenderRequest& req, const cache::Snapshot& snap,
         ++needed;
         cache::PodCharge charge;
         if (w.podCharge(v.uids[order_[k]], charge) && charge.node == known->id) cache::uncharge(charge, sim);
-        if (fitsAfterEviction(profile, sim)) {
+        if (fitsAfterEviction(sim)) {
           fits = true;
           break;
         }
@@ -492,18 +489,16 @@ std::string ExtenderService::startBind(ExtenderRequest& req, const cache::Snapsh
     return "bind refused for pod " + who + ": no filter with a verified client certificate asked about it";
   }
   const codec::Pod& pod = it->second.pod->pod();
-  cache::Placement placed;
-  std::string refused = cache::reserveOnNode(config_.profileFor(pod), cache_.interpretation(), pod, snap, w, a.node,
-                                             kReservationTtl, state_, scratch_, statuses_, placed);
-  if (!refused.empty()) return refused;
-  const cache::ReserveResult reserved = placed.result;
+  cache::Reservation r = cache::reserveOnNode(cycle_, config_.profileFor(pod), pod, snap, w, a.node, kReservationTtl);
+  if (!r.ok()) return std::move(r.refused);
+  const cache::ReserveResult reserved = r.placed.result;
 
   BindingRequest b;
   b.podNamespace = a.podNamespace;
   b.podName = a.podName;
   b.podUid = a.podUid;
   b.node = a.node;
-  b.annotations = cache::bindingAnnotations(placed);
+  b.annotations = cache::bindingAnnotations(r.placed);
   req.deferred = true;
   std::string uid(a.podUid);
   binder_->postBinding(std::move(b), [this, &req, uid, reserved](std::string error) {

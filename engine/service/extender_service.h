@@ -66,6 +66,7 @@
 #include "engine/service/owned_pod.h"
 #include "log/log.h"
 #include "plugins/config.h"
+#include "plugins/cycle.h"
 #include "plugins/profile.h"
 
 namespace fleetsched::engine {
@@ -145,7 +146,7 @@ class ExtenderService : public BatchHandler {
   void drainWriterQueue();
   void preempt(ExtenderRequest& req, const cache::Snapshot& snap, const cache::Cache::Writer& w);
   // The current cycle's pod passes the profile's filters and fits cpu/memory/pods on `node`.
-  bool fitsAfterEviction(const plugins::Profile& profile, const plugins::NodeInfo& node);
+  bool fitsAfterEviction(const plugins::NodeInfo& node);
   bool bind(ExtenderRequest& req, cache::Cache::Writer& w);
   void badRequest(ExtenderRequest& req);
   // Answers a bind (its Error field) or preempt (503) that this replica must not serve
@@ -196,9 +197,7 @@ class ExtenderService : public BatchHandler {
   codec::PreemptionArgs preemptArgs_;
   std::vector<uint32_t> order_;  // preempt: victims by decreasing priority
   std::vector<std::string_view> keptUids_;
-  std::vector<plugins::Status> statuses_;
-  plugins::CycleState state_;
-  plugins::ProfileScratch scratch_;
+  plugins::Cycle cycle_;  // preempt's what-if, bind's re-check and GPU choice
   uint64_t requests_ = 0;
   std::unique_ptr<DecisionLog> decisions_;
   // The worker and its Evaluator; null without ServiceOptions::loop.
