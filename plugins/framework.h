@@ -3,8 +3,8 @@
 // selection at Reserve for the binder and replay, and a preemption check.
 //
 // Plugins see plain structs (PodInfo, NodeInfo) and a read-only ClusterState, never JSON or
-// sockets. Plugins are immutable after creation and shared by every request; per-pod state
-// lives in CycleState. Filter and Score take a NodeBatch (plugins/node_columns.h): the records
+// sockets. Plugins are immutable after creation and shared by every request and thread; per-pod
+// state and per-thread memos live in CycleState (a plugin's slot survives from pod to pod). Filter and Score take a NodeBatch (plugins/node_columns.h): the records
 // and a compact row per node, so their loops run over contiguous data. Filter writes a verdict
 // per node as a code (FailureCodes numbers the distinct failures); a reason is a constant string
 // or is formatted into the CycleState arena (only for failures, so the passing path never

@@ -9,10 +9,12 @@
 #   5. the deploy checks (helm lint/template, manifest rules);
 #   6. the unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer (without the
 #      published-table replay guard, which needs an optimised build);
-#   7. the libFuzzer targets (tests/fuzz), 60 s each on their corpus, built with clang
+#   7. the suites whose code runs on several threads (plugins, the extender service, the off-loop
+#      worker, the C ABI) under ThreadSanitizer;
+#   8. the libFuzzer targets (tests/fuzz), 60 s each on their corpus, built with clang
 #      (scripts/fuzz.sh; about 9 min on 2 cores, 3.5 of them the clang build from cold).
 # While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1,
-# FLEETSCHED_SKIP_SANITIZE=1, FLEETSCHED_SKIP_FUZZ=1.
+# FLEETSCHED_SKIP_SANITIZE=1, FLEETSCHED_SKIP_TSAN=1, FLEETSCHED_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -72,6 +74,21 @@ if [ "${FLEETSCHED_SKIP_SANITIZE:-0}" != 1 ]; then
   step "unit tests under ASan/UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4 --no-suite published
+fi
+if [ "${FLEETSCHED_SKIP_TSAN:-0}" != 1 ]; then
+  # Plugins are immutable and shared by every thread (the loop, the off-loop worker, the binder;
+  # kube-scheduler's goroutines through the C ABI); these suites run them on several threads.
+  step "ThreadSanitizer build (plugins, service, off-loop, C ABI)"
+  [ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized \
+    -Db_sanitize=thread -Db_lundef=false -Dmimalloc=disabled -Dbenchmarks=disabled >/dev/null
+  ninja -C build-tsan -j "$jobs" tests/plugins/plugins_test tests/engine/engine_extender_service \
+    tests/engine/engine_off_loop tests/capi/capi_test
+  step "those suites under ThreadSanitizer"
+  # The two 500- and 5,000-node request tests are single-threaded and take minutes under TSan.
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 meson test -C build-tsan --no-rebuild --print-errorlogs \
+    --num-processes "$jobs" --timeout-multiplier 4 \
+    --test-args='--gtest_filter=-ServiceTest.FiveThousandNodeNamesFilterThenPrioritize:ServiceTest.FiveHundredFullNodesEchoTheInputObjects' \
+    plugins engine_extender_service engine_off_loop capi/capi_test
 fi
 if [ "${FLEETSCHED_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzz targets, 60 s each"

@@ -57,10 +57,6 @@ void Evaluator::run(ExtenderRequest& req, const cache::Snapshot& snap) {
   }
 }
 
-std::unique_lock<std::mutex> Evaluator::lockPlugins() {
-  return pluginsMutex_ != nullptr ? std::unique_lock<std::mutex>(*pluginsMutex_) : std::unique_lock<std::mutex>();
-}
-
 void Evaluator::stamp(uint64_t start, uint64_t parsed, uint64_t decided) {
   outcome_.startNs = start;
   outcome_.parsedNs = parsed;
@@ -210,7 +206,6 @@ void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
   const uint64_t parsed = uv_hrtime();
-  std::unique_lock<std::mutex> plugins = lockPlugins();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
   runFilter(profile, snap);
@@ -247,7 +242,6 @@ void Evaluator::filter(ExtenderRequest& req, const cache::Snapshot& snap) {
     }
   }
   const uint64_t decided = uv_hrtime();
-  if (plugins.owns_lock()) plugins.unlock();
 
   codec::encodeFilterResult(r, req.response);
   stamp(t0, parsed, decided);
@@ -257,7 +251,6 @@ void Evaluator::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
   const uint64_t t0 = uv_hrtime();
   if (!decodeArgs(req, snap)) return;
   const uint64_t parsed = uv_hrtime();
-  std::unique_lock<std::mutex> plugins = lockPlugins();
 
   const plugins::Profile& profile = config_.profileFor(args_.pod);
   const bool names = args_.mode() == codec::NodesMode::NodeNames;
@@ -297,7 +290,6 @@ void Evaluator::prioritize(ExtenderRequest& req, const cache::Snapshot& snap) {
     }
   }
   const uint64_t decided = uv_hrtime();
-  if (plugins.owns_lock()) plugins.unlock();
 
   if (names) {
     codec::encodeHostScores(names_, std::span(listedIds_).first(listed), std::span(kept_).first(listed), req.response);

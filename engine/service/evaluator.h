@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,10 +53,6 @@ class Evaluator {
 
   // Filter or prioritize: fills req.status and req.response from the request's body and `snap`.
   void run(ExtenderRequest& req, const cache::Snapshot& snap);
-  // Held while this evaluator runs the profile's plugins (not while it decodes or encodes):
-  // plugins are written for one thread at a time (the Fleet and FGD policies keep memos and learn
-  // typical pods as they go), and an evaluator on another thread shares them.
-  void setPluginsMutex(std::mutex* m) { pluginsMutex_ = m; }
   const Outcome& outcome() const { return outcome_; }
   // The last request's pod (views into its body: valid while the body is).
   const codec::Pod& pod() const { return args_.pod; }
@@ -69,8 +64,6 @@ class Evaluator {
 
  private:
   void filter(ExtenderRequest& req, const cache::Snapshot& snap);
-  // A lock on pluginsMutex_, or none without one.
-  std::unique_lock<std::mutex> lockPlugins();
   void prioritize(ExtenderRequest& req, const cache::Snapshot& snap);
   // Decodes ExtenderArgs and resolves its nodes into nodes_ (unknown names into unknown_;
   // NodeNames mode also fills nodeIds_). Returns false after filling a 400/413 response.
@@ -96,7 +89,6 @@ class Evaluator {
   void recordNodes(const cache::Snapshot& snap, DecisionLog::Nodes& out);
 
   const plugins::Config& config_;
-  std::mutex* pluginsMutex_ = nullptr;
   Outcome outcome_;
   codec::Decoder decoder_;
   codec::ExtenderArgs args_;

@@ -43,10 +43,6 @@ struct ExtenderService::OffLoop {
   size_t inFlight = 0;   // loop thread: requests handed over and not completed
   bool closed = false;   // loop thread: `evaluated` was closed
 
-  // Held by whichever thread runs the profile's plugins (Evaluator::setPluginsMutex): on the
-  // worker only while it decides, so the loop waits at most one decision (a few ms for 5,000
-  // nodes), never a decode.
-  std::mutex pluginsMutex;
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<ExtenderRequest*> queue;  // (mutex) waiting for the worker, in arrival order
@@ -88,8 +84,6 @@ ExtenderService::ExtenderService(cache::Cache& cache, const plugins::Config& con
                                   "Node objects in full-Nodes requests equal to ones decoded before, not decoded again");
   if (options_.loop != nullptr) {
     offLoop_ = std::make_unique<OffLoop>(cache, config, options.maxBodyBytes);
-    offLoop_->evaluator.setPluginsMutex(&offLoop_->pluginsMutex);
-    evaluator_.setPluginsMutex(&offLoop_->pluginsMutex);
     uv_async_init(options_.loop, &offLoop_->evaluated, &ExtenderService::onEvaluated);
     offLoop_->evaluated.data = this;
     uv_unref(reinterpret_cast<uv_handle_t*>(&offLoop_->evaluated));  // nothing in flight yet
@@ -263,9 +257,6 @@ void ExtenderService::withWriter(ExtenderRequest& req, const cache::Snapshot& sn
 }
 
 bool ExtenderService::runWithWriter(ExtenderRequest& req, const cache::Snapshot& snap, cache::Cache::Writer& w) {
-  // Preempt's what-if filter and bind's GPU choice run the plugins too (see setPluginsMutex).
-  std::unique_lock<std::mutex> plugins =
-      offLoop_ ? std::unique_lock<std::mutex>(offLoop_->pluginsMutex) : std::unique_lock<std::mutex>();
   if (req.verb == Verb::Preempt) {
     preempt(req, snap, w);
     return true;

@@ -141,8 +141,8 @@ TEST(OnlineTypicalPods, CountsMemoryOnlyWhenAsked) {
   info.milliCpu = 1000;
   info.memory = 4 * GiB;
   OnlineTypicalPods fleet(95, ClassMemory::kCounted), fgd(95, ClassMemory::kLeftOut);
-  EXPECT_TRUE(fleet.observe(info)->model().countsMemory());
-  EXPECT_FALSE(fgd.observe(info)->model().countsMemory());
+  EXPECT_TRUE(fleet.observe(info)->countsMemory());
+  EXPECT_FALSE(fgd.observe(info)->countsMemory());
 }
 
 TEST(FragCache, BucketsSumToIdleGpu) {

@@ -27,6 +27,11 @@ namespace {
 using testing::NodeBuilder;
 using testing::podInfo;
 
+struct NoCluster : ClusterState {
+  uint32_t zoneCount() const override { return 1; }
+  void workloadZoneCounts(std::string_view, std::span<uint32_t>) const override {}
+};
+
 // The records as the profile hands them to a plugin, with rows (the policies read the records).
 NodeBatch batchOf(NodeSpan nodes) {
   static ProfileScratch scratch;
@@ -207,6 +212,8 @@ TEST(Fgd, SharedPodDeltaAndGpuChoice) {
   auto fgd = createFgdPolicy({model});
   CycleState state;
   state.pod = pod;
+  NoCluster cluster;
+  ASSERT_TRUE(fgd->preFilter(state, cluster, 0).ok());  // readies the cycle's memo
   const NodeInfo* nodes[] = {&node};
   int32_t score = -1;
   fgd->score(state, 0, batchOf(nodes), {&score, 1});
@@ -286,11 +293,6 @@ TEST(Random, SameSeedAndPodSameNode) {
 namespace fleetsched::plugins::policies {
 namespace {
 
-struct NoCluster : ClusterState {
-  uint32_t zoneCount() const override { return 1; }
-  void workloadZoneCounts(std::string_view, std::span<uint32_t>) const override {}
-};
-
 TEST(RegistryTable, PoliciesAreRegisteredByPluginName) {
   for (const char* name : {"Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD", "Fleet"}) {
     std::string error;
@@ -345,7 +347,7 @@ TEST(Fleet, WholeGpuPodTakesTheFirstNameWithinTheTolerance) {
   auto winner = [&](std::unique_ptr<Plugin> p) {
     CycleState state;
     state.pod = podInfo(2000, 1, 1000);
-    p->preScore(state, cluster, 0, batchOf(nodes));
+    EXPECT_TRUE(p->preFilter(state, cluster, 0).ok());
     int32_t scores[3] = {-1, -1, -1};
     p->score(state, 0, batchOf(nodes), scores);
     p->normalizeScore(state, 0, batchOf(nodes), scores);
@@ -371,7 +373,7 @@ TEST(Fleet, MultiGpuPodTakesTheBestDelta) {
   auto fleet = createFleetPolicy({model});
   CycleState state;
   state.pod = podInfo(2000, 2, 1000);
-  fleet->preScore(state, cluster, 0, batchOf(nodes));
+  ASSERT_TRUE(fleet->preFilter(state, cluster, 0).ok());
   int32_t scores[2] = {-1, -1};
   fleet->score(state, 0, batchOf(nodes), scores);
   fleet->normalizeScore(state, 0, batchOf(nodes), scores);
@@ -394,7 +396,9 @@ TEST(Fleet, SharedPodTakesItsGpuByTheRuleThatTookTheNode) {
   EXPECT_DOUBLE_EQ(cache.deltaOn(node, state.pod, 0), 41.5);
   EXPECT_DOUBLE_EQ(cache.deltaOn(node, state.pod, 1), 57);
   EXPECT_EQ(fgdScoreOfDelta(41.5), fgdScoreOfDelta(57));
+  NoCluster cluster;
   auto gpuOf = [&](std::unique_ptr<Plugin> p) {
+    EXPECT_TRUE(p->preFilter(state, cluster, 0).ok());
     GpuAssignment gpus;
     EXPECT_TRUE(p->selectGpus(state, 0, node, gpus));
     EXPECT_EQ(gpus.count, 1);
@@ -415,7 +419,7 @@ TEST(Fleet, CpuPodTakesTheNodeWithTheLeastIdleGpu) {
   auto fleet = createFleetPolicy({model});
   CycleState state;
   state.pod = podInfo(1000, 0, 0);
-  fleet->preScore(state, cluster, 0, batchOf(nodes));
+  ASSERT_TRUE(fleet->preFilter(state, cluster, 0).ok());
   int32_t scores[2] = {-1, -1};
   fleet->score(state, 0, batchOf(nodes), scores);
   EXPECT_EQ(scores[0], scores[1]);  // Δ = 0 on both

@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include "plugins/policies/fgd/frag_cache.h"
-#include "plugins/policies/fgd/online_typical.h"
+#include "plugins/policies/fgd/frag_source.h"
 #include "plugins/policies/policy_common.h"
 
 namespace fleetsched::plugins::policies {
@@ -12,26 +11,24 @@ namespace {
 
 class FgdPolicy final : public Plugin {
  public:
-  explicit FgdPolicy(const FgdArgs& args) : cache_(args.cache) {
-    if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, kFgdClassMemory);
-  }
+  explicit FgdPolicy(const FgdArgs& args) : frag_(args.model, args.cache, kFgdClassMemory) {}
   std::string_view name() const override { return kFgdName; }
   bool scores() const override { return true; }
 
-  Status preFilter(CycleState& state, const ClusterState&, int) const override {
-    if (online_) cache_ = online_->observe(state.pod);
+  Status preFilter(CycleState& state, const ClusterState&, int index) const override {
+    frag_.begin(state, index);
     return {};
   }
 
-  void score(const CycleState& state, int, const NodeBatch& nodes, std::span<int32_t> out) const override {
-    if (!cache_) {
+  void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
+    FragCache* cache = FragSource::slot(state, index).cache.get();
+    if (cache == nullptr) {
       for (auto& s : out) s = 0;
       return;
     }
-    const uint32_t podClass = cache_->podClassOf(state.pod);
+    const uint32_t podClass = cache->podClassOf(state.pod);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      out[i] = cache_->bestScore(cache_->stateOf(*nodes[i]), podClass);
+      out[i] = cache->bestScore(cache->stateOf(*nodes[i]), podClass);
     }
   }
 
@@ -41,17 +38,15 @@ class FgdPolicy final : public Plugin {
     keepFirstNameOnTop(nodes.nodes, scores);
   }
 
-  bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
+  bool selectGpus(const CycleState& state, int index, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
-    if (!cache_ || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
-    return cache_->pickSharedGpu(node, pod, out);
+    FragCache* cache = FragSource::slot(state, index).cache.get();
+    if (cache == nullptr || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
+    return cache->pickSharedGpu(node, pod, out);
   }
 
  private:
-  // Memos of pure functions of (node state, pod class), and the online typical pods when no
-  // model was given: logically const, single-threaded like the reactor that owns the profile.
-  mutable std::shared_ptr<FragCache> cache_;
-  mutable std::unique_ptr<OnlineTypicalPods> online_;
+  const FragSource frag_;
 };
 
 }  // namespace

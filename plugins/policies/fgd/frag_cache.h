@@ -6,7 +6,7 @@
 // class is (CPU, memory when the model counts it, per-GPU share, GPU count) — the only pod facts
 // Δ depends on. Scoring a pod over all nodes is then two array reads per node.
 //
-// Not thread-safe: one FragCache per scheduling thread (the reactor, or one replay run).
+// Not thread-safe: one FragCache per CycleState, so per scheduling thread (frag_source.h).
 #pragma once
 
 #include <array>
@@ -31,6 +31,7 @@ class FragCache {
   explicit FragCache(std::shared_ptr<const FragModel> model);
 
   const FragModel& model() const { return *model_; }
+  const std::shared_ptr<const FragModel>& modelPtr() const { return model_; }
 
   // The interned state of `node` as it is now.
   uint32_t stateOf(const NodeInfo& node);

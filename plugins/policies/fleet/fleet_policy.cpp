@@ -5,20 +5,12 @@
 #include <limits>
 #include <vector>
 
-#include "plugins/policies/fgd/frag_cache.h"
-#include "plugins/policies/fgd/online_typical.h"
+#include "plugins/policies/fgd/frag_source.h"
 #include "plugins/policies/policy_common.h"
 
 namespace fleetsched::plugins::policies {
 
 namespace {
-
-// Per pod: what normalizeScore ranks by. GPU pods: Δ per node; CPU-only pods: idle GPU per node
-// (the score itself is the first key).
-struct Scratch final : PluginState {
-  std::vector<double> delta;
-  std::vector<int32_t> idleGpu;
-};
 
 double fleetTolerance(const PodInfo& pod) {
   if (isSharedGpuPod(pod)) return kFleetSharedGpuTolerance;
@@ -45,40 +37,34 @@ bool pickSharedGpu(FragCache& cache, const NodeInfo& node, const PodInfo& pod, G
 
 class FleetPolicy final : public Plugin {
  public:
-  explicit FleetPolicy(const FleetArgs& args) : cache_(args.cache) {
-    if (!cache_ && args.model) cache_ = std::make_shared<FragCache>(args.model);
-    if (!cache_) online_ = std::make_unique<OnlineTypicalPods>(TypicalPods::kDefaultKeepPercent, kFleetClassMemory);
-  }
+  explicit FleetPolicy(const FleetArgs& args) : frag_(args.model, args.cache, kFleetClassMemory) {}
   std::string_view name() const override { return kFleetName; }
   bool scores() const override { return true; }
 
-  Status preFilter(CycleState& state, const ClusterState&, int) const override {
-    if (online_) cache_ = online_->observe(state.pod);
+  // The slot survives CycleState::reset, so a reused CycleState stops allocating here.
+  Status preFilter(CycleState& state, const ClusterState&, int index) const override {
+    frag_.begin(state, index);
     return {};
-  }
-
-  // The scratch survives CycleState::reset, so a reused CycleState stops allocating here.
-  void preScore(CycleState& state, const ClusterState&, int index, const NodeBatch&) const override {
-    if (dynamic_cast<Scratch*>(state.slot(index)) == nullptr) state.setSlot(index, std::make_unique<Scratch>());
   }
 
   // FGD's score for every pod (what another plugin's weights add to); normalizeScore then
   // re-ranks as the header says.
   void score(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> out) const override {
-    if (!cache_) {
+    FragSlot& s = FragSource::slot(state, index);
+    FragCache* cache = s.cache.get();
+    if (cache == nullptr) {
       std::fill(out.begin(), out.end(), 0);
       return;
     }
-    auto& s = *static_cast<Scratch*>(state.slot(index));
     const PodInfo& pod = state.pod;
-    const uint32_t podClass = cache_->podClassOf(pod);
+    const uint32_t podClass = cache->podClassOf(pod);
     s.delta.resize(nodes.size());
     s.idleGpu.resize(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const uint32_t st = cache_->stateOf(*nodes[i]);
-      out[i] = cache_->bestScore(st, podClass);
+      const uint32_t st = cache->stateOf(*nodes[i]);
+      out[i] = cache->bestScore(st, podClass);
       if (pod.wantsGpu()) {
-        s.delta[i] = cache_->bestDelta(st, podClass);
+        s.delta[i] = cache->bestDelta(st, podClass);
       } else {
         s.idleGpu[i] = idleGpuMilli(*nodes[i]);
       }
@@ -87,8 +73,8 @@ class FleetPolicy final : public Plugin {
 
   // The winner keeps 100, every other node at most 99.
   void normalizeScore(const CycleState& state, int index, const NodeBatch& nodes, std::span<int32_t> scores) const override {
-    if (!cache_ || scores.empty()) return;
-    const auto& s = *static_cast<const Scratch*>(state.slot(index));
+    const FragSlot& s = FragSource::slot(state, index);
+    if (!s.cache || scores.empty()) return;
     const PodInfo& pod = state.pod;
     size_t win = 0;
     if (pod.wantsGpu()) {
@@ -110,17 +96,15 @@ class FleetPolicy final : public Plugin {
     for (size_t i = 0; i < scores.size(); ++i) scores[i] = i == win ? kMaxNodeScore : std::min(scores[i], kMaxNodeScore - 1);
   }
 
-  bool selectGpus(const CycleState& state, int, const NodeInfo& node, GpuAssignment& out) const override {
+  bool selectGpus(const CycleState& state, int index, const NodeInfo& node, GpuAssignment& out) const override {
     const PodInfo& pod = state.pod;
-    if (!cache_ || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
-    return pickSharedGpu(*cache_, node, pod, out);
+    FragCache* cache = FragSource::slot(state, index).cache.get();
+    if (cache == nullptr || !isSharedGpuPod(pod)) return plugins::selectGpus(pod, node, out);
+    return pickSharedGpu(*cache, node, pod, out);
   }
 
  private:
-  // Memos of pure functions of (node state, pod class), and the online typical pods when no
-  // model was given: logically const, single-threaded like the reactor that owns the profile.
-  mutable std::shared_ptr<FragCache> cache_;
-  mutable std::unique_ptr<OnlineTypicalPods> online_;
+  const FragSource frag_;
 };
 
 }  // namespace
