@@ -11,10 +11,14 @@
 #      published-table replay guard, which needs an optimised build);
 #   7. the suites whose code runs on several threads (plugins, the extender service, the off-loop
 #      worker, the C ABI) under ThreadSanitizer;
-#   8. the libFuzzer targets (tests/fuzz), 60 s each on their corpus, built with clang
+#   8. the loopback suites again and again beside busy-loops (scripts/repeat-under-load.sh): a
+#      test that waits for time instead of for the state it checks fails here first;
+#   9. the libFuzzer targets (tests/fuzz), 60 s each on their corpus, built with clang
 #      (scripts/fuzz.sh; about 9 min on 2 cores, 3.5 of them the clang build from cold).
-# While iterating: FLEETSCHED_SKIP_E2E=1, FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1,
-# FLEETSCHED_SKIP_SANITIZE=1, FLEETSCHED_SKIP_TSAN=1, FLEETSCHED_SKIP_FUZZ=1.
+# While iterating (README.md, "While changing code"): FLEETSCHED_SKIP_SCHEDULER=1 (no
+# fleetsched-scheduler, no Go tests; implies FLEETSCHED_SKIP_E2E), FLEETSCHED_SKIP_E2E=1,
+# FLEETSCHED_SKIP_BENCH=1, FLEETSCHED_SKIP_DEPLOY=1, FLEETSCHED_SKIP_SANITIZE=1,
+# FLEETSCHED_SKIP_TSAN=1, FLEETSCHED_SKIP_REPEAT=1, FLEETSCHED_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -35,14 +39,18 @@ ninja -C build -j "$jobs"
 step "unit, golden and loopback tests"
 meson test -C build --print-errorlogs --num-processes "$jobs"
 
-step "fleetsched-scheduler (in-process plugin): build, Go tests"
-scripts/build-scheduler.sh build
-export FLEETSCHED_SCHEDULER_BIN="$PWD/build/scheduler/fleetsched-scheduler"
-capiLib="$PWD/build/capi"
-for module in capi/go scheduler; do
-  (cd "$module" && GOTOOLCHAIN=local CGO_ENABLED=1 CGO_LDFLAGS="-L$capiLib" \
-    go test -mod=readonly -count=1 ./...)
-done
+if [ "${FLEETSCHED_SKIP_SCHEDULER:-0}" = 1 ]; then
+  FLEETSCHED_SKIP_E2E=1  # its plugin deployment needs fleetsched-scheduler
+else
+  step "fleetsched-scheduler (in-process plugin): build, Go tests"
+  scripts/build-scheduler.sh build
+  export FLEETSCHED_SCHEDULER_BIN="$PWD/build/scheduler/fleetsched-scheduler"
+  capiLib="$PWD/build/capi"
+  for module in capi/go scheduler; do
+    (cd "$module" && GOTOOLCHAIN=local CGO_ENABLED=1 CGO_LDFLAGS="-L$capiLib" \
+      go test -mod=readonly -count=1 ./...)
+  done
+fi
 
 if [ "${FLEETSCHED_SKIP_E2E:-0}" != 1 ]; then
   step "end-to-end tests"
@@ -89,6 +97,10 @@ if [ "${FLEETSCHED_SKIP_TSAN:-0}" != 1 ]; then
     --num-processes "$jobs" --timeout-multiplier 4 \
     --test-args='--gtest_filter=-ServiceTest.FiveThousandNodeNamesFilterThenPrioritize:ServiceTest.FiveHundredFullNodesEchoTheInputObjects' \
     plugins engine_extender_service engine_off_loop capi/capi_test
+fi
+if [ "${FLEETSCHED_SKIP_REPEAT:-0}" != 1 ]; then
+  step "loopback suites repeated under load"
+  scripts/repeat-under-load.sh build 3 --suite engine --suite tools --suite apiclient --suite capi
 fi
 if [ "${FLEETSCHED_SKIP_FUZZ:-0}" != 1 ]; then
   step "fuzz targets, 60 s each"
