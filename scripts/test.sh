@@ -89,8 +89,9 @@ if [ "${FLEETSCHED_SKIP_TSAN:-0}" != 1 ]; then
   step "ThreadSanitizer build (plugins, service, off-loop, C ABI)"
   [ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized \
     -Db_sanitize=thread -Db_lundef=false -Dmimalloc=disabled -Dbenchmarks=disabled >/dev/null
-  ninja -C build-tsan -j "$jobs" tests/plugins/plugins_test tests/engine/engine_extender_service \
-    tests/engine/engine_off_loop tests/capi/capi_test
+  ninja -C build-tsan -j "$jobs" tests/plugins/plugins_test \
+    tests/engine/service/engine_extender_service tests/engine/service/engine_off_loop \
+    tests/capi/capi_test
   step "those suites under ThreadSanitizer"
   # The two 500- and 5,000-node request tests are single-threaded and take minutes under TSan.
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 meson test -C build-tsan --no-rebuild --print-errorlogs \

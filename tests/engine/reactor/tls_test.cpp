@@ -28,7 +28,7 @@
 #include "engine/reactor/server.h"
 #include "engine/reactor/tls.h"
 #include "engine/reactor/tls_reload.h"
-#include "tests/engine/tls_pki.h"
+#include "tests/engine/reactor/tls_pki.h"
 #include "tests/loopback.h"
 
 namespace fleetsched::engine {
