@@ -21,8 +21,9 @@
 //	            other pod is left to DefaultBinder (Skip)
 //	EventsToRegister  pods rejected here retry when nodes are added or change allocatable,
 //	            labels or taints, and when an assigned pod goes away
-//	SignPod     pods whose decision depends only on the node get a signature; pods the Zone
-//	            plugin spreads by workload do not (their scores change with every placement)
+//	SignPod     pods whose decision depends only on the node get a signature, of the parts of
+//	            the pod the engine reads (podFields, which podJSON sends); pods the Zone plugin
+//	            spreads by workload do not (their scores change with every placement)
 //
 // State: the engine's cache is fed from kube-scheduler's own shared informers (the handle's
 // factory), so kube-apiserver sees one watch of pods and one of nodes per scheduler process.
@@ -328,59 +329,6 @@ func (p *Plugin) upsertPod(logger klog.Logger, obj any) {
 func (p *Plugin) deletePod(pod *v1.Pod) {
 	p.engine.DeletePod(string(pod.UID))
 	p.ledger.uncharge(string(pod.UID))
-}
-
-// podJSON is the pod as the engine gets it: without the parts it never reads that make most of
-// a workload pod's bytes (managed fields, volumes, the containers' commands, environment, mounts,
-// ports, probes and hooks, and the status's conditions and container statuses). Every pod is
-// encoded here in PreFilter, serially in the scheduling cycle, and again on every update of a
-// bound pod. For workloadPod, 6.5 KB running, BenchmarkFeed went from 24.1 to 6.1 µs; pending
-// (5.3 KB), BenchmarkCycle's serial part at 1,000 nodes went from 38.2 to 26.7 µs. Everything
-// else goes as it is, so a field the API adds reaches the engine.
-// TestPodJSONLeavesOutWhatTheEngineSkips fails when the engine starts reading a part left out.
-func podJSON(pod *v1.Pod) ([]byte, error) {
-	init, slimInit := slimContainers(pod.Spec.InitContainers)
-	containers, slimMain := slimContainers(pod.Spec.Containers)
-	st := &pod.Status
-	if !slimInit && !slimMain && pod.ManagedFields == nil && pod.Spec.Volumes == nil &&
-		pod.Spec.EphemeralContainers == nil && st.Conditions == nil && st.InitContainerStatuses == nil &&
-		st.ContainerStatuses == nil && st.EphemeralContainerStatuses == nil {
-		return json.Marshal(pod) // nothing to leave out: no copy (the copy costs 0.8 µs of 2.5)
-	}
-	slim := *pod
-	slim.ManagedFields = nil
-	slim.Spec.Volumes = nil
-	slim.Spec.EphemeralContainers = nil
-	slim.Spec.InitContainers, slim.Spec.Containers = init, containers
-	slim.Status.Conditions = nil
-	slim.Status.InitContainerStatuses = nil
-	slim.Status.ContainerStatuses = nil
-	slim.Status.EphemeralContainerStatuses = nil
-	return json.Marshal(&slim)
-}
-
-// slimContainers is cs without what podJSON leaves out, and whether that was anything (if not,
-// cs itself).
-func slimContainers(cs []v1.Container) ([]v1.Container, bool) {
-	var out []v1.Container
-	for i, c := range cs {
-		if c.Command == nil && c.Args == nil && c.Env == nil && c.EnvFrom == nil && c.Ports == nil &&
-			c.VolumeMounts == nil && c.VolumeDevices == nil && c.LivenessProbe == nil &&
-			c.ReadinessProbe == nil && c.StartupProbe == nil && c.Lifecycle == nil {
-			continue
-		}
-		if out == nil {
-			out = append(make([]v1.Container, 0, len(cs)), cs...)
-		}
-		c.Command, c.Args, c.Env, c.EnvFrom, c.Ports = nil, nil, nil, nil, nil
-		c.VolumeMounts, c.VolumeDevices = nil, nil
-		c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
-		out[i] = c
-	}
-	if out == nil {
-		return cs, false
-	}
-	return out, true
 }
 
 func (p *Plugin) hasSynced() bool {
@@ -729,28 +677,9 @@ func (p *Plugin) SignPod(ctx context.Context, pod *v1.Pod) ([]fwk.SignFragment, 
 	if !p.engine.Signable(b) {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "fleetsched spreads this pod's workload across zones")
 	}
-	// What the engine reads of a pod: its requests, labels, annotations, tolerations and owner.
-	return []fwk.SignFragment{
-		{Key: "fleetsched.io/v1.Pod.Spec.Resources", Value: resources(pod)},
-		{Key: fwk.LabelsSignerName, Value: pod.Labels},
-		{Key: fwk.TolerationsSignerName, Value: fwk.TolerationsSigner(pod)},
-		{Key: "fleetsched.io/v1.Pod.Annotations", Value: pod.Annotations},
-		{Key: "fleetsched.io/v1.Pod.OwnerReferences", Value: pod.OwnerReferences},
-	}, nil
-}
-
-// resources is every container's resources and the pod's overhead, as the engine reads them.
-func resources(pod *v1.Pod) any {
-	var r []v1.ResourceRequirements
-	for _, c := range pod.Spec.InitContainers {
-		r = append(r, c.Resources)
+	fragments, err := signPod(pod)
+	if err != nil {
+		return nil, fwk.AsStatus(err)
 	}
-	for _, c := range pod.Spec.Containers {
-		r = append(r, c.Resources)
-	}
-	return struct {
-		Containers []v1.ResourceRequirements
-		Overhead   v1.ResourceList
-		Pod        *v1.ResourceRequirements
-	}{r, pod.Spec.Overhead, pod.Spec.Resources}
+	return fragments, nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -457,123 +456,6 @@ func TestMalformedObjectsNeverStopScheduling(t *testing.T) {
 	if _, err := json.Marshal(odd); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// podJSON leaves parts of a pod out (see there); leftOut names them. The engine fails on a part it
-// reads whose value has the wrong type and skips a part it does not read, so the full pod with
-// any one of them set to a number must still be read.
-func TestPodJSONLeavesOutWhatTheEngineSkips(t *testing.T) {
-	leftOut := []string{"metadata.managedFields", "spec.volumes", "spec.ephemeralContainers", "status.conditions",
-		"status.initContainerStatuses", "status.containerStatuses", "status.ephemeralContainerStatuses"}
-	for _, cs := range []string{"spec.initContainers", "spec.containers"} {
-		for _, k := range []string{"command", "args", "env", "envFrom", "ports", "volumeMounts", "volumeDevices",
-			"livenessProbe", "readinessProbe", "startupProbe", "lifecycle"} {
-			leftOut = append(leftOut, cs+"[]."+k)
-		}
-	}
-	pod := workloadPod("w", 2, "node-1")
-	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
-	c := &pod.Spec.Containers[0]
-	c.EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}}}}
-	c.Ports = []v1.ContainerPort{{ContainerPort: 8080}}
-	c.VolumeDevices = []v1.VolumeDevice{{Name: "raw", DevicePath: "/dev/xvdb"}}
-	c.StartupProbe = c.ReadinessProbe.DeepCopy()
-	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 5}}}
-	always := v1.ContainerRestartPolicyAlways
-	init := *c.DeepCopy()
-	init.Name, init.RestartPolicy = "sidecar", &always
-	pod.Spec.InitContainers = []v1.Container{init}
-	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug"}}}
-	pod.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "sidecar"}}
-	pod.Status.EphemeralContainerStatuses = []v1.ContainerStatus{{Name: "debug"}}
-
-	full := func() map[string]any {
-		b, err := json.Marshal(pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	before := full()
-	b, err := podJSON(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var slim map[string]any
-	if err := json.Unmarshal(b, &slim); err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(full(), before) {
-		t.Fatal("podJSON changed the pod it encoded")
-	}
-
-	// Exactly the parts in leftOut are left out.
-	want := full()
-	for _, path := range leftOut {
-		if n := setJSON(want, path, nil); n == 0 {
-			t.Fatalf("the test pod has no %s", path)
-		}
-	}
-	if !equality.Semantic.DeepEqual(slim, want) {
-		got, _ := json.Marshal(slim)
-		exp, _ := json.Marshal(want)
-		t.Fatalf("podJSON left out other parts than %v:\n got %s\nwant %s", leftOut, got, exp)
-	}
-
-	// The engine reads none of them.
-	f := newFixture(t, "", gpuNode("node-1", 8, nil))
-	upsert := func(path string) error {
-		m := full()
-		setJSON(m, path, 7)
-		b, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f.p.engine.UpsertPod(b)
-	}
-	if err := upsert("spec.containers[].resources"); err == nil || !strings.Contains(err.Error(), "resources") {
-		t.Fatalf("a part the engine reads, set to a number: got %v, want an error naming it", err)
-	}
-	for _, path := range leftOut {
-		if err := upsert(path); err != nil {
-			t.Errorf("the engine reads %s, which podJSON leaves out: %v", path, err)
-		}
-	}
-}
-
-// setJSON sets the value at path ("a.b[].c": c in every element of the list a.b) in decoded JSON,
-// deleting it when v is nil; it returns how many values it found there.
-func setJSON(m map[string]any, path string, v any) int {
-	key, rest, nested := strings.Cut(path, ".")
-	list := strings.HasSuffix(key, "[]")
-	key = strings.TrimSuffix(key, "[]")
-	val, ok := m[key]
-	if !ok {
-		return 0
-	}
-	if !nested {
-		if v == nil {
-			delete(m, key)
-		} else {
-			m[key] = v
-		}
-		return 1
-	}
-	children := []any{val}
-	if list {
-		children, _ = val.([]any)
-	}
-	n := 0
-	for _, c := range children {
-		if cm, ok := c.(map[string]any); ok {
-			n += setJSON(cm, rest, v)
-		}
-	}
-	return n
 }
 
 func TestZoneSpreadPodsAreNotSigned(t *testing.T) {
