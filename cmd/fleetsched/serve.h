@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fleetsched::cmd {
 
@@ -57,7 +58,13 @@ struct ServeOptions {
   uint32_t debugDecisions = 256;  // pods whose last decisions /debug/pods keeps (with the handlers on)
 };
 
+// serve_flags.cpp: the flags, and the duration notation --leader-elect-* take.
 CLI::App* addServeCommand(CLI::App& app, ServeOptions& options);
+// A duration in Go's notation as kube-scheduler's --leader-elect-* flags take it: one or more
+// decimal numbers each with a unit of ms, s, m or h ("15s", "1.5s", "1m30s", "500ms"), in whole
+// milliseconds, above 0 and below 2^32 ms. False for anything else.
+bool parseDurationMs(std::string_view text, uint32_t& ms);
+// serve.cpp: runs what the flags ask for until SIGTERM; the exit code.
 int runServe(const ServeOptions& options);
 
 }  // namespace fleetsched::cmd
