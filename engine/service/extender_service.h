@@ -71,11 +71,10 @@
 
 namespace fleetsched::engine {
 
-// Filter and prioritize bodies of this many bytes or more are evaluated off the loop thread.
-// Decoding a full-Nodes body whose nodes the decoder has not seen before took 1.1 ms at 0.64 MB
-// (50 nodes of a generated fleet) and 2.1 ms at 1.29 MB (100 nodes; release build, `serve
-// --trace-every 1`, 2026-12-06): about 1.7 ms at 1 MiB, so a request below it holds other
-// connections up for less than ~2 ms. A NodeNames body of 5,000 names is 232 KB.
+// Filter and prioritize bodies of this many bytes or more are evaluated off the loop thread: a
+// full-Nodes body of new nodes decodes in about 1.7 ms per MiB, so a request below it holds other
+// connections up for less than ~2 ms (bench/results/2026-12-08-one-cycle.md, "The off-loop
+// threshold"). A NodeNames body of 5,000 names is 232 KB.
 constexpr size_t kOffLoopBodyBytes = 1u << 20;
 
 struct ServiceOptions {
