@@ -80,7 +80,9 @@ Reservation reserveOnNode(plugins::Cycle& cycle, const plugins::Profile& profile
   r.ttl = ttl;
   out.placed.result = w.reserve(r, Clock::now());
   w.publish();
-  if (out.placed.result == ReserveResult::UnknownNode) out.refused = "node " + std::string(node) + " vanished from fleetsched's cache";
+  if (out.placed.result == ReserveResult::UnknownNode) {
+    out.refused = "node " + std::string(node) + " vanished from fleetsched's cache";
+  }
   return out;
 }
 

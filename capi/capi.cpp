@@ -386,6 +386,10 @@ int32_t fs_filter_node(fs_engine* e, uint64_t cycle, const char* pod, size_t len
 
 int32_t fs_reserve(fs_engine* e, const char* pod, size_t len, const char* node, size_t node_len, char* annotations,
                    size_t annotations_cap, size_t* annotations_len, char* err, size_t err_cap) {
+  if (annotations_len == nullptr) {
+    copyText("fs_reserve: annotations_len is NULL", err, err_cap);
+    return FS_ERROR;
+  }
   *annotations_len = 0;
   if (annotations_cap < FS_BINDING_ANNOTATIONS_MAX) {
     copyText("fs_reserve: the annotations buffer must hold FS_BINDING_ANNOTATIONS_MAX bytes", err, err_cap);

@@ -1,7 +1,5 @@
 #include "plugins/cycle.h"
 
-#include <algorithm>
-
 namespace fleetsched::plugins {
 
 Status Cycle::begin(const Profile& profile, const codec::Pod& pod, const ClusterState& cluster) {
@@ -15,12 +13,7 @@ Status Cycle::begin(const Profile& profile, const codec::Pod& pod, const Cluster
 
 std::span<Verdict> Cycle::filter(const NodeBatch& nodes) {
   verdicts_.resize(nodes.size());
-  if (admitted_) {
-    profile_->filter(state_, nodes, verdicts_, scratch_);
-  } else {
-    scratch_.failures_.clear();
-    std::fill(verdicts_.begin(), verdicts_.end(), scratch_.failures_.code(preFilter_));
-  }
+  profile_->filterAfter(preFilter_, state_, nodes, verdicts_, scratch_);
   return verdicts_;
 }
 

@@ -70,12 +70,16 @@ void Profile::filter(const CycleState& state, const NodeBatch& nodes, std::span<
   }
 }
 
+void Profile::filterAfter(const Status& preFilter, const CycleState& state, const NodeBatch& nodes,
+                          std::span<Verdict> verdict, ProfileScratch& scratch) const {
+  if (preFilter.ok()) return filter(state, nodes, verdict, scratch);
+  scratch.failures_.clear();
+  std::fill(verdict.begin(), verdict.end(), scratch.failures_.code(preFilter));
+}
+
 void Profile::runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster,
                         const NodeBatch& nodes, std::span<Verdict> verdict, ProfileScratch& scratch) const {
-  const Status s = preFilter(pod, state, cluster);
-  if (s.ok()) return filter(state, nodes, verdict, scratch);
-  scratch.failures_.clear();
-  std::fill(verdict.begin(), verdict.end(), scratch.failures_.code(s));
+  filterAfter(preFilter(pod, state, cluster), state, nodes, verdict, scratch);
 }
 
 NodeSpan Profile::filter(const CycleState& state, NodeSpan nodes, std::span<Status> out,

@@ -46,7 +46,6 @@ class ProfileScratch {
 
  private:
   friend class Profile;
-  friend class Cycle;  // a failed PreFilter's code for every node
   std::vector<const NodeInfo*> candidates_;
   std::vector<uint32_t> candidateIds_;
   std::vector<uint32_t> index_;
@@ -81,7 +80,10 @@ class Profile {
   // nodes[i]'s (verdict.size() == nodes.size()), kPass or a code of scratch.failures().
   void filter(const CycleState& state, const NodeBatch& nodes, std::span<Verdict> verdict,
               ProfileScratch& scratch) const;
-  // preFilter + filter; when preFilter fails every node gets its failure's code.
+  // filter after a preFilter that returned `preFilter`: when it failed, every node gets its code.
+  void filterAfter(const Status& preFilter, const CycleState& state, const NodeBatch& nodes, std::span<Verdict> verdict,
+                   ProfileScratch& scratch) const;
+  // preFilter + filterAfter.
   void runFilter(const codec::Pod& pod, CycleState& state, const ClusterState& cluster, const NodeBatch& nodes,
                  std::span<Verdict> verdict, ProfileScratch& scratch) const;
 
